@@ -1,0 +1,303 @@
+"""Config as code: `platform.yaml` and `models/<name>.yaml` as pydantic models.
+
+Every model forbids unknown fields, so a typo is an error rather than a silently
+ignored setting. Loading is all-or-nothing: `load_platform` validates every file
+before returning anything.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ai_platform.errors import ConfigError
+
+MODEL_NAME = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"  # a DNS label: it names k8s objects too
+PROMPT_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---------------------------------------------------------------- platform.yaml
+
+
+class Storage(Strict):
+    """Where artifacts and the warehouse live; relative paths are under the platform home."""
+
+    artifacts: str = "artifacts"
+    warehouse: str = "warehouse.duckdb"
+
+
+class Registry(Strict):
+    """`oci-layout://PATH` (embedded default) or `https://host[/prefix]` (any OCI registry)."""
+
+    url: str = "oci-layout://registry"
+    insecure: bool = False
+
+    @model_validator(mode="after")
+    def _scheme(self) -> Registry:
+        if not re.match(r"^(oci-layout|https?)://.+", self.url):
+            raise ValueError("url must start with oci-layout://, https:// or http://")
+        return self
+
+
+class Toleration(Strict):
+    key: str
+    operator: Literal["Equal", "Exists"] = "Exists"
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+
+
+class GpuPod(Strict):
+    """How GPU stages (quantize, serve) are scheduled on Kubernetes."""
+
+    resource: str = "nvidia.com/gpu"
+    count: int = Field(default=1, ge=1)
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    tolerations: list[Toleration] = Field(default_factory=list)
+    image: str = "vllm/vllm-openai:latest"
+    quantize_image: str | None = None
+
+
+class Kubernetes(Strict):
+    namespace: str = "ai-platform"
+    gpu: GpuPod = Field(default_factory=GpuPod)
+    service_account: str | None = None
+
+
+class Execution(Strict):
+    """`embedded`: subprocesses on this machine. `kubernetes`: pods and Deployments."""
+
+    target: Literal["embedded", "kubernetes"] = "embedded"
+
+
+class Feedback(Strict):
+    inbox: str = "inbox"  # under the platform home unless absolute
+    trust_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
+
+
+class PlatformConfig(Strict):
+    name: str = Field(pattern=MODEL_NAME)
+    branch: str = "main"
+    storage: Storage = Field(default_factory=Storage)
+    registry: Registry = Field(default_factory=Registry)
+    execution: Execution = Field(default_factory=Execution)
+    kubernetes: Kubernetes = Field(default_factory=Kubernetes)
+    feedback: Feedback = Field(default_factory=Feedback)
+
+
+# ---------------------------------------------------------------- models/<name>.yaml
+
+
+class LocalSource(Strict):
+    """A folder on disk (or in the platform repo); the embedded default."""
+
+    kind: Literal["local"]
+    path: str
+    allow_pickle: bool = False
+
+
+class HubSource(Strict):
+    """A Hugging Face Hub repository, pinned to the commit `revision` resolves to."""
+
+    kind: Literal["hub"]
+    repo_id: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
+    revision: str = "main"
+    allow_patterns: list[str] = Field(
+        default_factory=lambda: ["*.safetensors", "*.json", "tokenizer*", "*.jinja", "*.txt"]
+    )
+    allow_pickle: bool = False
+
+
+Source = Annotated[LocalSource | HubSource, Field(discriminator="kind")]
+
+
+class Verification(Strict):
+    manifest: str | None = None  # a trusted manifest in the platform repo
+    reference_manifest: str | None = None  # the base model, to flag byte-identical "fine-tunes"
+
+
+class Calibration(Strict):
+    path: str = "calibration"
+    samples: int = Field(default=64, ge=1)
+    max_seq_len: int = Field(default=256, ge=16)
+    holdout_fraction: float = Field(default=0.2, gt=0.0, lt=1.0)
+
+
+class Quantization(Strict):
+    method: Literal["awq", "none"] = "awq"
+    scheme: Literal["W4A16"] = "W4A16"
+    group_size: int = Field(default=128, ge=16)
+    symmetric: bool = False
+    ignore: list[str] = Field(default_factory=lambda: ["lm_head"])
+    calibration: Calibration = Field(default_factory=Calibration)
+    max_ppl_increase: float = Field(default=0.10, ge=0.0)
+
+
+class Serving(Strict):
+    max_model_len: int = Field(default=2048, ge=64)
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    block_size: int = Field(default=32, ge=1)
+    cpu_kv_cache_space_gib: int = Field(default=1, ge=1)
+    gpu_memory_utilization: float = Field(default=0.9, gt=0.0, le=1.0)
+    max_num_seqs: int = Field(default=16, ge=1)
+    extra_args: list[str] = Field(default_factory=list)
+
+
+class Gate(Strict):
+    """One canary gate: absolute (`min`/`max`) or relative to the champion (`max_drop`/`max_rise`)."""
+
+    metric: str
+    min: float | None = None
+    max: float | None = None
+    max_drop: float | None = None
+    max_rise: float | None = None
+
+    @model_validator(mode="after")
+    def _one_bound(self) -> Gate:
+        bounds = [b for b in ("min", "max", "max_drop", "max_rise") if getattr(self, b) is not None]
+        if len(bounds) != 1:
+            raise ValueError(f"a gate takes exactly one of min, max, max_drop, max_rise (got {bounds or 'none'})")
+        return self
+
+
+class Canary(Strict):
+    evals: list[str] = Field(default_factory=list, min_length=1)
+    concurrency: int = Field(default=4, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0)
+    gates: list[Gate] = Field(default_factory=list)
+
+
+class ModelSpec(Strict):
+    name: str = Field(pattern=MODEL_NAME)
+    description: str = ""
+    owner: str = ""
+    source: Source
+    verification: Verification = Field(default_factory=Verification)
+    quantization: Quantization = Field(default_factory=Quantization)
+    serving: Serving = Field(default_factory=Serving)
+    prompts: list[Annotated[str, Field(pattern=PROMPT_NAME)]] = Field(min_length=1)
+    canary: Canary
+
+
+# ---------------------------------------------------------------- loading
+
+
+class Platform(BaseModel):
+    """A validated platform repository at one commit: its config and every model spec.
+
+    `root` holds the repo's files (prompts, evals, ...); `home` holds the state
+    that runs write (artifacts, warehouse, inbox): state never lives in git.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    root: Path
+    home: Path
+    config: PlatformConfig
+    models: dict[str, ModelSpec]
+
+    def file(self, relative: str) -> Path:
+        """A file of the platform repo, e.g. an eval set named by a model spec."""
+        return _under(self.root, relative)
+
+    def state(self, relative: str) -> Path:
+        """A state location from platform.yaml (artifacts, warehouse, inbox)."""
+        return _under(self.home, relative)
+
+    @property
+    def warehouse_path(self) -> Path:
+        return self.state(self.config.storage.warehouse)
+
+    @property
+    def artifacts_path(self) -> Path:
+        return self.state(self.config.storage.artifacts)
+
+    @property
+    def inbox_path(self) -> Path:
+        return self.state(self.config.feedback.inbox)
+
+    def model(self, name: str) -> ModelSpec:
+        try:
+            return self.models[name]
+        except KeyError:
+            known = ", ".join(sorted(self.models)) or "none"
+            raise ConfigError(f"no model '{name}' in {self.root / 'models'} (known: {known})") from None
+
+
+def _under(base: Path, relative: str) -> Path:
+    path = Path(relative).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: file not found") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 (byte {exc.start})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+
+
+def _describe(error: dict[str, Any]) -> str:
+    field = ".".join(str(part) for part in error["loc"]) or "(top level)"
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    if kind == "literal_error":
+        return f"{field}: must be one of {ctx.get('expected')} (got {error['input']!r})"
+    if kind == "union_tag_invalid":
+        return f"{field}: must be one of {ctx.get('expected_tags')} (got {ctx.get('tag')!r})"
+    if kind == "extra_forbidden":
+        return f"{field}: unknown field"
+    if kind == "missing":
+        return f"{field}: required field is missing"
+    message = error["msg"].removeprefix("Value error, ")
+    return f"{field}: {message} (got {error['input']!r})"
+
+
+def parse(model: type[Strict], data: Any, path: Path) -> Any:
+    """Validate `data` read from `path`; all problems in one ConfigError naming file and field."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "\n  ".join(_describe(e) for e in exc.errors())
+        raise ConfigError(f"{path}: invalid {model.__name__}:\n  {problems}") from None
+
+
+def load_platform(root: Path, home: Path | None = None) -> Platform:
+    """Read and validate `platform.yaml` and all `models/*.yaml` under `root`.
+
+    `home` is where state goes (default: `<root>/.state`).
+    """
+    root = Path(root)
+    config = parse(PlatformConfig, _read_yaml(root / "platform.yaml"), root / "platform.yaml")
+    models: dict[str, ModelSpec] = {}
+    for path in sorted((root / "models").glob("*.yaml")):
+        spec = parse(ModelSpec, _read_yaml(path), path)
+        if spec.name != path.stem:
+            raise ConfigError(f"{path}: name: must equal the file stem '{path.stem}' (got {spec.name!r})")
+        models[spec.name] = spec
+    for spec in models.values():
+        for prompt in spec.prompts:
+            if not (root / "prompts" / f"{prompt}.prompt").is_file():
+                raise ConfigError(f"{root / 'models' / (spec.name + '.yaml')}: prompts: no file prompts/{prompt}.prompt")
+        for eval_path in spec.canary.evals:
+            if not (root / eval_path).is_file():
+                raise ConfigError(f"{root / 'models' / (spec.name + '.yaml')}: canary.evals: no file {eval_path}")
+    return Platform(root=root, home=Path(home) if home else root / ".state", config=config, models=models)

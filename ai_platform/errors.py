@@ -1,0 +1,47 @@
+"""The one exception tree. Every expected failure is a `PlatformError`.
+
+The CLI prints `error: <message>` for these and exits 1; anything else is a bug
+and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class PlatformError(Exception):
+    """Base of every expected, user-facing failure."""
+
+
+class ConfigError(PlatformError):
+    """platform.yaml or models/*.yaml is missing, malformed or invalid."""
+
+
+class PlatformRepoError(PlatformError):
+    """The platform repository cannot be read (not a git repo, bad commit, ...)."""
+
+
+class WarehouseError(PlatformError):
+    """The DuckDB warehouse cannot be opened, migrated or written."""
+
+
+class DemoError(PlatformError):
+    """The offline demo cannot be built."""
+
+
+class PromptError(PlatformError):
+    """A .prompt file or a schema notation is invalid; message is `path:line:col: ...`."""
+
+
+class ServingError(PlatformError):
+    """vLLM could not be started, did not become healthy, or failed a request."""
+
+
+class StageNotBuiltError(PlatformError):
+    """A pipeline stage whose issue has not landed yet.
+
+    Raised at materialization so a run fails loudly instead of pretending.
+    """
+
+    def __init__(self, stage: str, issue: int) -> None:
+        self.stage = stage
+        self.issue = issue
+        super().__init__(f"stage '{stage}' is not built yet (tracked in issue {issue}); nothing was produced")

@@ -1,0 +1,76 @@
+"""The platform repository: a git repo of config, prompts, evals and labels.
+
+The pipeline never reads a working tree directly; it reads a *commit*, exported
+to a snapshot folder, so every artifact can name the exact commit it came from.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ai_platform.config import Platform, load_platform
+from ai_platform.errors import PlatformRepoError
+
+_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+
+
+def git(repo: Path, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> bytes:
+    """Run git in `repo`; a failure becomes a PlatformRepoError with git's own message."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo), *args],
+            input=input,
+            capture_output=True,
+            check=False,
+            env={**os.environ, **_GIT_ENV, **(env or {})},
+        )
+    except FileNotFoundError:
+        raise PlatformRepoError("git is not installed") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+        raise PlatformRepoError(f"{repo}: git {args[0]}: {message}")
+    return done.stdout
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    author: str
+    timestamp: int  # committer time, seconds since the epoch: reproducible "created" dates
+    message: str
+
+
+def resolve(repo: Path, ref: str = "HEAD") -> Commit:
+    """The commit `ref` names (a branch, tag or sha)."""
+    out = git(repo, "log", "-1", "--format=%H%x00%an <%ae>%x00%ct%x00%s", f"{ref}^{{commit}}", "--")
+    sha, author, timestamp, message = out.decode("utf-8").rstrip("\n").split("\x00", 3)
+    return Commit(sha=sha, author=author, timestamp=int(timestamp), message=message)
+
+
+def export(repo: Path, sha: str, dest: Path) -> Path:
+    """Write the tree of commit `sha` to `dest` (once; snapshots are immutable)."""
+    if (dest / ".complete").is_file():
+        return dest
+    archive = git(repo, "archive", "--format=tar", sha)
+    partial = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(partial, filter="data")
+    (partial / ".complete").write_text(sha + "\n")
+    shutil.rmtree(dest, ignore_errors=True)
+    partial.rename(dest)
+    return dest
+
+
+def load_at(repo: Path, home: Path, ref: str = "HEAD") -> tuple[Commit, Platform]:
+    """Resolve `ref`, export that commit under `<home>/snapshots/<sha>`, and load its config."""
+    commit = resolve(repo, ref)
+    root = export(repo, commit.sha, Path(home) / "snapshots" / commit.sha)
+    return commit, load_platform(root, home=home)

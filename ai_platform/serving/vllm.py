@@ -1,0 +1,187 @@
+"""The one vLLM launcher: start the serve environment's OpenAI server for a model folder.
+
+Why this shape (DESIGN.md §4): `vllm serve` fails with the CPU build, so we run
+`python -m vllm.entrypoints.openai.api_server` from the serve environment's own
+interpreter. Children inherit ignored SIGINT/SIGTERM from some shells, so the
+dispositions are reset before exec; the server is stopped by PID with SIGTERM,
+then SIGKILL for its whole process group after a grace period.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Literal
+
+import httpx
+
+from ai_platform.config import Serving
+from ai_platform.errors import ServingError
+
+Device = Literal["cpu", "gpu"]
+CPU_BLOCK_MULTIPLE = 32  # vLLM CPU_ATTN kernel: "No common block size for 16 (CPU_ATTN: [MultipleOf(32)])"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def server_args(model_dir: Path, name: str, serving: Serving, device: Device, host: str, port: int) -> list[str]:
+    """The api_server command-line flags for a model spec's `serving` section."""
+    if device == "cpu" and serving.block_size % CPU_BLOCK_MULTIPLE:
+        # vLLM's CPU attention only fails this deep inside worker start-up, after a minute of loading
+        raise ServingError(
+            f"serving.block_size: must be a multiple of {CPU_BLOCK_MULTIPLE} on CPU (got {serving.block_size})"
+        )
+    args = [
+        "--model", str(model_dir),
+        "--served-model-name", name,
+        "--host", host,
+        "--port", str(port),
+        "--max-model-len", str(serving.max_model_len),
+        "--dtype", serving.dtype,
+        "--block-size", str(serving.block_size),
+        "--max-num-seqs", str(serving.max_num_seqs),
+        "--generation-config", "auto",
+    ]  # fmt: skip
+    if device == "gpu":
+        args += ["--gpu-memory-utilization", str(serving.gpu_memory_utilization)]
+    return args + list(serving.extra_args)
+
+
+def _reset_signals() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
+
+@dataclass
+class VllmServer:
+    """A running vLLM server; a context manager that stops it on exit."""
+
+    process: subprocess.Popen[bytes]
+    base_url: str
+    name: str
+    log_path: Path
+    tail: deque[str] = field(default_factory=lambda: deque(maxlen=60))
+    _reader: threading.Thread | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace") if self.log_path.exists() else ""
+
+    def stop(self, grace_s: float = 20.0) -> int | None:
+        """SIGTERM by PID, then SIGKILL the process group; returns the exit code."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                pass
+        try:  # engine-core children left behind by a killed parent
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        code = self.process.wait(timeout=10)
+        if self._reader:
+            self._reader.join(timeout=5)
+        return code
+
+    def __enter__(self) -> VllmServer:
+        return self
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self.stop()
+
+
+def launch(
+    model_dir: Path,
+    name: str,
+    serving: Serving,
+    *,
+    python: Path,
+    log_path: Path,
+    device: Device = "cpu",
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    startup_timeout_s: float = 600.0,
+    on_log: Callable[[str], None] | None = None,
+) -> VllmServer:
+    """Start vLLM and return once `/health` answers 200; raise ServingError with its log tail otherwise."""
+    if not Path(python).is_file():
+        raise ServingError(f"serve environment not found: {python} (run `make envs`)")
+    if not (Path(model_dir) / "config.json").is_file():
+        raise ServingError(f"{model_dir}: not a model folder (no config.json)")
+    port = port or free_port(host)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_HUB_DISABLE_UPDATE_CHECK": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+        "DO_NOT_TRACK": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    if device == "cpu":
+        env["VLLM_CPU_KVCACHE_SPACE"] = str(serving.cpu_kv_cache_space_gib)
+        env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    command = [str(python), "-m", "vllm.entrypoints.openai.api_server",
+               *server_args(model_dir, name, serving, device, host, port)]  # fmt: skip
+    log_file = log_path.open("wb")
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        preexec_fn=_reset_signals,
+        process_group=0,
+    )
+    server = VllmServer(process=process, base_url=f"http://{host}:{port}", name=name, log_path=log_path)
+
+    def pump() -> None:
+        assert process.stdout is not None
+        with log_file:
+            for raw in process.stdout:
+                log_file.write(raw)
+                log_file.flush()
+                line = raw.decode("utf-8", "replace").rstrip()
+                server.tail.append(line)
+                if on_log:
+                    on_log(line)
+
+    server._reader = threading.Thread(target=pump, name=f"vllm-log-{port}", daemon=True)
+    server._reader.start()
+
+    deadline = time.monotonic() + startup_timeout_s
+    with httpx.Client(timeout=2.0) as client:
+        while True:
+            code = process.poll()
+            if code is not None:
+                server.stop()
+                tail = "\n".join(server.tail)
+                raise ServingError(f"vLLM exited with code {code} before becoming healthy; last log lines:\n{tail}")
+            try:
+                if client.get(f"{server.base_url}/health").status_code == 200:
+                    return server
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                server.stop()
+                tail = "\n".join(server.tail)
+                raise ServingError(f"vLLM not healthy after {startup_timeout_s:.0f}s; last log lines:\n{tail}")
+            time.sleep(0.5)

@@ -1,0 +1,176 @@
+"""The DuckDB warehouse: one schema, numbered migrations applied on open.
+
+DuckDB allows one read-write process per file at a time, and an analyst's
+read-only session holds a shared lock. So writers keep transactions short:
+open, one transaction, close. Opening retries with backoff while another
+process holds the file, and gives up with a clear error after `lock_timeout_s`.
+A reader sees either all of a write transaction or none of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from ai_platform.errors import WarehouseError
+
+TABLES = (
+    "weight_files",
+    "tensor_hashes",
+    "quantizations",
+    "prompt_versions",
+    "images",
+    "eval_runs",
+    "eval_cases",
+    "deployments",
+    "generations",
+    "feedback_labels",
+    "feedback_quarantine",
+    "trust_models",
+)
+VIEWS = ("label_summary", "generation_quality")
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
+
+
+def migrations() -> list[Migration]:
+    """`ai_platform/migrations/NNNN_name.sql`, in order; numbers must be 1..n without gaps."""
+    found = []
+    for entry in resources.files("ai_platform.migrations").iterdir():
+        if entry.name.endswith(".sql"):
+            number, _, name = entry.name.removesuffix(".sql").partition("_")
+            found.append(Migration(int(number), name, entry.read_text(encoding="utf-8")))
+    found.sort(key=lambda m: m.version)
+    if [m.version for m in found] != list(range(1, len(found) + 1)):
+        raise WarehouseError(f"migrations are not numbered 1..n: {[m.version for m in found]}")
+    return found
+
+
+def _is_lock_conflict(exc: duckdb.Error) -> bool:
+    text = str(exc)
+    return "Could not set lock" in text or "Conflicting lock" in text
+
+
+class Warehouse:
+    """A DuckDB file. `write()` and `read()` open a connection for one short unit of work."""
+
+    def __init__(self, path: Path | str, *, lock_timeout_s: float = 60.0) -> None:
+        self.path = Path(path)
+        self.lock_timeout_s = lock_timeout_s
+
+    # -- connections
+
+    def _connect(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        deadline = time.monotonic() + self.lock_timeout_s
+        delay = 0.02
+        while True:
+            try:
+                return duckdb.connect(str(self.path), read_only=read_only)
+            except duckdb.Error as exc:
+                if not _is_lock_conflict(exc):
+                    raise WarehouseError(f"{self.path}: cannot open warehouse: {exc}") from None
+                if time.monotonic() >= deadline:
+                    raise WarehouseError(
+                        f"{self.path}: another process held the warehouse for over "
+                        f"{self.lock_timeout_s:.0f}s; close long-lived sessions (e.g. an open duckdb CLI) "
+                        "or query through `ai-platform sql`"
+                    ) from None
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 0.5)
+
+    @contextmanager
+    def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One transaction: committed if the block returns, rolled back if it raises."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = self._connect(read_only=False)
+        try:
+            self._migrate(con)
+            con.begin()
+            try:
+                yield con
+            except BaseException:
+                con.rollback()
+                raise
+            con.commit()
+        finally:
+            con.close()
+
+    @contextmanager
+    def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        if not self.path.is_file():
+            raise WarehouseError(f"{self.path}: no warehouse here yet (nothing has been written)")
+        con = self._connect(read_only=True)
+        try:
+            yield con
+        finally:
+            con.close()
+
+    def migrate(self) -> list[int]:
+        """Apply pending migrations now; returns the versions applied."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = self._connect(read_only=False)
+        try:
+            return self._migrate(con)
+        finally:
+            con.close()
+
+    def query(self, sql: str, params: list[Any] | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """A read-only query: column names and rows."""
+        with self.read() as con:
+            try:
+                cursor = con.execute(sql, params or [])
+            except duckdb.Error as exc:
+                raise WarehouseError(f"query failed: {exc}") from None
+            columns = [d[0] for d in cursor.description or []]
+            return columns, cursor.fetchall()
+
+    # -- migrations
+
+    @staticmethod
+    def _migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL,"
+            " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
+        applied = dict(con.execute("SELECT version, checksum FROM schema_migrations").fetchall())
+        done = []
+        for migration in migrations():
+            if migration.version in applied:
+                if applied[migration.version] != migration.checksum:
+                    raise WarehouseError(
+                        f"migration {migration.version:04d}_{migration.name} was changed after it was applied; "
+                        "add a new migration instead of editing an old one"
+                    )
+                continue
+            con.begin()
+            try:
+                con.execute(migration.sql)
+                con.execute(
+                    "INSERT INTO schema_migrations (version, name, checksum) VALUES (?, ?, ?)",
+                    [migration.version, migration.name, migration.checksum],
+                )
+            except duckdb.Error as exc:
+                con.rollback()
+                raise WarehouseError(f"migration {migration.version:04d}_{migration.name} failed: {exc}") from None
+            con.commit()
+            done.append(migration.version)
+        return done
