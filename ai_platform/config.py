@@ -84,7 +84,6 @@ class Feedback(Strict):
 
 class PlatformConfig(Strict):
     name: str = Field(pattern=MODEL_NAME)
-    branch: str = "main"
     storage: Storage = Field(default_factory=Storage)
     registry: Registry = Field(default_factory=Registry)
     execution: Execution = Field(default_factory=Execution)
@@ -296,7 +295,9 @@ def load_platform(root: Path, home: Path | None = None) -> Platform:
     for spec in models.values():
         for prompt in spec.prompts:
             if not (root / "prompts" / f"{prompt}.prompt").is_file():
-                raise ConfigError(f"{root / 'models' / (spec.name + '.yaml')}: prompts: no file prompts/{prompt}.prompt")
+                raise ConfigError(
+                    f"{root / 'models' / (spec.name + '.yaml')}: prompts: no file prompts/{prompt}.prompt"
+                )
         for eval_path in spec.canary.evals:
             if not (root / eval_path).is_file():
                 raise ConfigError(f"{root / 'models' / (spec.name + '.yaml')}: canary.evals: no file {eval_path}")

@@ -74,3 +74,10 @@ def load_at(repo: Path, home: Path, ref: str = "HEAD") -> tuple[Commit, Platform
     commit = resolve(repo, ref)
     root = export(repo, commit.sha, Path(home) / "snapshots" / commit.sha)
     return commit, load_platform(root, home=home)
+
+
+def model_names(repo: Path, ref: str = "HEAD") -> list[str]:
+    """Names of the model specs (`models/<name>.yaml`) at `ref`, without exporting the tree."""
+    out = git(repo, "ls-tree", "--name-only", "-z", f"{ref}^{{commit}}", "models/")
+    names = [Path(entry).name for entry in out.decode("utf-8").split("\x00") if entry]
+    return sorted(name.removesuffix(".yaml") for name in names if name.endswith(".yaml"))

@@ -9,6 +9,7 @@ then SIGKILL for its whole process group after a grace period.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -88,14 +89,10 @@ class VllmServer:
         """SIGTERM by PID, then SIGKILL the process group; returns the exit code."""
         if self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGTERM)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=grace_s)
-            except subprocess.TimeoutExpired:
-                pass
-        try:  # engine-core children left behind by a killed parent
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # engine-core children of a killed parent
             os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         code = self.process.wait(timeout=10)
         if self._reader:
             self._reader.join(timeout=5)

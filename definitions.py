@@ -1,0 +1,17 @@
+"""The one Definitions object: every asset, check, sensor, job and resource of the platform."""
+
+import dagster as dg
+
+from assets import all_assets, all_checks, learn_from_feedback, ship_model
+from assets.resources import default_resources
+from sensors import all_sensors
+
+defs = dg.Definitions(
+    assets=all_assets,
+    asset_checks=all_checks,
+    jobs=[ship_model, learn_from_feedback],
+    sensors=all_sensors,
+    resources=default_resources(),
+    # Two cores on the embedded default; heavy stages run out of process anyway.
+    executor=dg.multiprocess_executor.configured({"max_concurrent": 2}),
+)

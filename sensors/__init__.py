@@ -1,0 +1,3 @@
+from sensors.models import model_partitions_sensor
+
+all_sensors = [model_partitions_sensor]
