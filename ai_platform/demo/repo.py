@@ -1,0 +1,198 @@
+"""`ai-platform demo init DIR`: a complete, offline platform repository.
+
+Layout of what it writes (then `git init` and one commit):
+
+    platform.yaml                     the platform's config
+    models/contract-reviewer.yaml     one model spec
+    hub/contract-qwen2/               the trained tiny model: a local "hub" folder
+    prompts/contract_review.prompt    the reference prompt of PROMPT_DSL.md
+    evals/contract_review.jsonl       held-out cases with expected risk levels/keywords
+    calibration/contracts.jsonl       domain texts for AWQ calibration
+    labels/*.csv|jsonl                sample reviewer label files (one bad row on purpose)
+
+The commit's author and dates are fixed, so the same seed gives the same commit sha.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from ai_platform.demo import corpus
+from ai_platform.demo.cache import build
+from ai_platform.demo.model import MODEL_FILES, SYSTEM_PROMPT, Recipe
+from ai_platform.errors import DemoError
+from ai_platform.platform_repo import git, resolve
+
+MODEL_NAME = "contract-reviewer"
+HUB_FOLDER = "hub/contract-qwen2"
+EVAL_CASES = 24
+CALIBRATION_TEXTS = 96
+COMMIT_ENV = {
+    "GIT_AUTHOR_NAME": "ai-platform demo",
+    "GIT_AUTHOR_EMAIL": "demo@ai-platform.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-05T09:00:00+00:00",
+    "GIT_COMMITTER_NAME": "ai-platform demo",
+    "GIT_COMMITTER_EMAIL": "demo@ai-platform.invalid",
+    "GIT_COMMITTER_DATE": "2026-01-05T09:00:00+00:00",
+}
+
+PLATFORM_YAML = """\
+# The platform's config. Relative storage paths are under the platform home
+# (AI_PLATFORM_HOME), never inside this repository.
+name: demo
+execution:
+  target: embedded          # embedded | kubernetes
+storage:
+  artifacts: artifacts
+  warehouse: warehouse.duckdb
+registry:
+  url: oci-layout://registry
+feedback:
+  inbox: inbox
+  trust_threshold: 0.7
+kubernetes:
+  namespace: ai-platform
+  gpu:
+    resource: nvidia.com/gpu
+    count: 1
+    node_selector:
+      nvidia.com/gpu.present: "true"
+    tolerations:
+      - key: nvidia.com/gpu
+        operator: Exists
+        effect: NoSchedule
+"""
+
+MODEL_YAML = f"""\
+name: {MODEL_NAME}
+description: Tiny Qwen2 trained on synthetic contract-review pairs (offline demo).
+owner: team:ml-platform
+source:
+  kind: local
+  path: {HUB_FOLDER}
+quantization:
+  method: awq
+  scheme: W4A16
+  group_size: 128
+  symmetric: false
+  ignore: [lm_head]
+  calibration:
+    path: calibration
+    samples: 64
+    max_seq_len: 256
+    holdout_fraction: 0.25
+  max_ppl_increase: 0.10
+serving:
+  max_model_len: 1024
+  dtype: float32
+  block_size: 32
+  cpu_kv_cache_space_gib: 1
+  max_num_seqs: 8
+prompts: [contract_review]
+canary:
+  evals: [evals/contract_review.jsonl]
+  concurrency: 8
+  timeout_s: 60
+  gates:
+    - {{metric: schema_valid_rate, min: 1.0}}
+    - {{metric: finish_stop_rate, min: 1.0}}
+    - {{metric: pii_count, max: 0}}
+    - {{metric: task_recall, max_drop: 0.02}}
+"""
+
+CONTRACT_REVIEW_PROMPT = f'''\
+// contract_review.prompt
+system: """
+{SYSTEM_PROMPT}
+"""
+user: "{{{{input_pdf_text}}}}"
+output_schema: {{
+  "risk_points": [{{"point": "string", "level": "enum[高,中,低]", "basis": "string", "suggestion": "string"}}]
+}}
+'''
+
+
+def eval_cases(seed: int) -> list[dict[str, object]]:
+    """Held-out cases: a seed stream the training set never draws from."""
+    cases = []
+    for example in corpus.examples(seed + 1_000_003, EVAL_CASES, "case"):
+        cases.append(
+            {
+                "id": example.case_id,
+                "language": example.language,
+                "vars": {"input_pdf_text": example.text},
+                "expected": {
+                    "levels": [risk.level for risk in example.risks],
+                    "keywords": [risk.keyword for risk in example.risks],
+                    "answer": example.answer,
+                },
+            }
+        )
+    return cases
+
+
+def _jsonl(rows: list[dict[str, object]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
+
+
+def _label_files(cases: list[dict[str, object]]) -> dict[str, bytes]:
+    """Sample reviewer labels on canary generations (ids `canary-<case id>`); one row is bad on purpose."""
+    labels = ("correct", "correct", "missed_risk", "correct", "false_positive")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["generation_id", "reviewer", "label", "comment", "labeled_at"])
+    for i, case in enumerate(cases[:10]):
+        writer.writerow([f"canary-{case['id']}", "reviewer-a", labels[i % len(labels)], "", f"2026-01-0{6 + i % 3}T10:00:00Z"])
+    csv_bytes = "\ufeff".encode() + buffer.getvalue().encode("utf-8")  # Excel's BOM, as reviewers send it
+    rows: list[dict[str, object]] = [
+        {"generation_id": f"canary-{case['id']}", "reviewer": "reviewer-b", "label": labels[(i + 2) % len(labels)],
+         "comment": "复核", "labeled_at": "2026-01-07T15:30:00Z"}
+        for i, case in enumerate(cases[5:12])
+    ]  # fmt: skip
+    rows.append({"generation_id": "canary-case-0000", "reviewer": "reviewer-b", "label": "looks fine",
+                 "comment": "not a label", "labeled_at": "2026-01-07T15:31:00Z"})  # fmt: skip
+    return {"labels/2026-01-reviewer-a.csv": csv_bytes, "labels/2026-01-reviewer-b.jsonl": _jsonl(rows).encode()}
+
+
+def init(directory: Path, seed: int = 0, *, log: Callable[[str], None] | None = None) -> str:
+    """Write the demo platform repo into `directory` (new or empty); returns the commit sha."""
+    directory = Path(directory)
+    if directory.exists() and any(directory.iterdir()):
+        raise DemoError(f"{directory}: exists and is not empty; choose a new folder")
+    model_dir = build(replace(Recipe(), seed=seed), log=log)
+    missing = [name for name in MODEL_FILES if not (model_dir / name).is_file()]
+    if missing:
+        raise DemoError(f"{model_dir}: demo model cache is incomplete (missing {', '.join(missing)})")
+
+    directory.mkdir(parents=True, exist_ok=True)
+    hub = directory / HUB_FOLDER
+    hub.mkdir(parents=True)
+    for name in MODEL_FILES:
+        shutil.copyfile(model_dir / name, hub / name)
+
+    cases = eval_cases(seed)
+    calibration = [{"id": ex.case_id, "text": ex.text} for ex in corpus.examples(seed + 2_000_003, CALIBRATION_TEXTS, "cal")]
+    files: dict[str, bytes] = {
+        ".gitignore": b".state/\n",
+        "platform.yaml": PLATFORM_YAML.encode(),
+        f"models/{MODEL_NAME}.yaml": MODEL_YAML.encode(),
+        "prompts/contract_review.prompt": CONTRACT_REVIEW_PROMPT.encode(),
+        "evals/contract_review.jsonl": _jsonl(cases).encode(),
+        "calibration/contracts.jsonl": _jsonl(calibration).encode(),
+        **_label_files(cases),
+    }
+    for relative, data in files.items():
+        path = directory / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+    git(directory, "init", "--quiet", "--initial-branch=main")
+    git(directory, "add", "--all")
+    git(directory, "commit", "--quiet", "--no-gpg-sign", "-m", f"demo platform repo (seed {seed})", env=COMMIT_ENV)
+    return resolve(directory).sha
