@@ -146,6 +146,10 @@ class Serving(Strict):
     cpu_kv_cache_space_gib: int = Field(default=1, ge=1)
     gpu_memory_utilization: float = Field(default=0.9, gt=0.0, le=1.0)
     max_num_seqs: int = Field(default=16, ge=1)
+    # The prompt compiler proves every schema with xgrammar, so serve with xgrammar too.
+    # Compact JSON: with free whitespace a weak model can emit whitespace forever (seen).
+    structured_outputs_backend: Literal["xgrammar"] = "xgrammar"
+    compact_json: bool = True
     extra_args: list[str] = Field(default_factory=list)
 
 

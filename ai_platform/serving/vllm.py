@@ -10,6 +10,7 @@ then SIGKILL for its whole process group after a grace period.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -55,6 +56,9 @@ def server_args(model_dir: Path, name: str, serving: Serving, device: Device, ho
         "--block-size", str(serving.block_size),
         "--max-num-seqs", str(serving.max_num_seqs),
         "--generation-config", "auto",
+        "--structured-outputs-config", json.dumps(
+            {"backend": serving.structured_outputs_backend, "disable_any_whitespace": serving.compact_json}
+        ),
     ]  # fmt: skip
     if device == "gpu":
         args += ["--gpu-memory-utilization", str(serving.gpu_memory_utilization)]
