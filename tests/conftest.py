@@ -1,0 +1,76 @@
+"""Session fixtures: the demo model and a vLLM server are built once and shared.
+
+The demo model is cached by content hash (ai_platform.demo.model.cache_key), so
+the first session on a machine trains it (~2.5 min on 2 cores) and later ones
+reuse it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_UPDATE_CHECK", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVE_PYTHON = ROOT / ".venvs" / "serve" / "bin" / "python"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    has_gpu = shutil.which("nvidia-smi") is not None
+    has_cluster = bool(os.environ.get("KUBECONFIG")) or (Path.home() / ".kube" / "config").is_file()
+    for item in items:
+        if "gpu" in item.keywords and not has_gpu:
+            item.add_marker(pytest.mark.skip(reason="needs a GPU (no nvidia-smi on this machine)"))
+        if "k8s" in item.keywords and not has_cluster:
+            item.add_marker(pytest.mark.skip(reason="needs a Kubernetes cluster (no KUBECONFIG)"))
+
+
+@pytest.fixture(scope="session")
+def demo_model_dir() -> Path:
+    from ai_platform.demo.cache import build
+    from ai_platform.demo.model import Recipe
+
+    return build(Recipe())
+
+
+@pytest.fixture(scope="session")
+def demo_repo(tmp_path_factory: pytest.TempPathFactory, demo_model_dir: Path) -> Path:
+    """A demo platform repo, shared read-only by the session; copy it before changing it."""
+    from ai_platform.demo.repo import init
+
+    repo = tmp_path_factory.mktemp("demo") / "platform"
+    init(repo, seed=0)
+    return repo
+
+
+@pytest.fixture
+def own_demo_repo(demo_repo: Path, tmp_path: Path) -> Path:
+    """A private clone of the demo repo that a test may commit to."""
+    from ai_platform.platform_repo import git
+
+    clone = tmp_path / "platform"
+    git(tmp_path, "clone", "--quiet", str(demo_repo), str(clone))
+    git(clone, "config", "user.name", "test")
+    git(clone, "config", "user.email", "test@example.invalid")
+    return clone
+
+
+@pytest.fixture(scope="session")
+def demo_vllm(demo_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """One real vLLM (CPU build) server for the session, serving the demo model."""
+    if not SERVE_PYTHON.is_file():
+        pytest.skip(f"serve environment missing ({SERVE_PYTHON}); `make envs` creates it")
+    from ai_platform.config import Serving
+    from ai_platform.serving.vllm import launch
+
+    log = tmp_path_factory.mktemp("vllm") / "server.log"
+    serving = Serving(max_model_len=1024, dtype="float32", block_size=32, max_num_seqs=8)
+    with launch(demo_model_dir, "contract-reviewer", serving, python=SERVE_PYTHON, log_path=log) as server:
+        yield server

@@ -1,0 +1,56 @@
+"""`ai-platform`: exit 0 / exit 1 with `error: ...` and no traceback; --json on stdout."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = ROOT / ".venv/bin/ai-platform"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_config_validate(demo_repo: Path) -> None:
+    done = run("config", "validate", str(demo_repo), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"ok": True, "platform": "demo", "models": ["contract-reviewer"]}
+
+
+def test_config_validate_error_names_file_field_and_choices(tmp_path: Path) -> None:
+    (tmp_path / "platform.yaml").write_text("name: demo\nexecution: {target: mainframe}\n")
+    done = run("config", "validate", str(tmp_path))
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr
+    assert "execution.target: must be one of 'embedded' or 'kubernetes' (got 'mainframe')" in done.stderr
+
+
+def test_sql_and_migrate(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    assert run("warehouse", "migrate", "--warehouse", str(db)).returncode == 0
+    done = run("sql", "SELECT version, name FROM schema_migrations", "--warehouse", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [{"version": 1, "name": "initial"}]
+    table = run("sql", "SELECT count(*) AS n FROM generations", "--warehouse", str(db))
+    assert table.stdout.splitlines()[0].strip() == "n" and table.stdout.splitlines()[2].strip() == "0"
+
+
+def test_sql_is_read_only(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    run("warehouse", "migrate", "--warehouse", str(db))
+    done = run("sql", "DROP TABLE generations", "--warehouse", str(db))
+    assert done.returncode == 1 and done.stderr.startswith("error: query failed") and "read-only" in done.stderr
+
+
+def test_sql_without_a_warehouse(tmp_path: Path) -> None:
+    done = run("sql", "SELECT 1", "--warehouse", str(tmp_path / "none.duckdb"))
+    assert done.returncode == 1 and "no warehouse here yet" in done.stderr
+
+
+def test_demo_init_refuses_non_empty(tmp_path: Path) -> None:
+    (tmp_path / "x").write_text("")
+    done = run("demo", "init", str(tmp_path))
+    assert done.returncode == 1 and done.stderr.startswith("error: ") and "not empty" in done.stderr

@@ -1,0 +1,156 @@
+"""The code location: the asset graph of DESIGN.md §2, model_spec for real, unbuilt stages loud."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from ai_platform.platform_repo import git, resolve
+from assets.partitions import models_partitions
+from definitions import defs
+from sensors.models import model_partitions_sensor
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = "contract-reviewer"
+EXPECTED_DEPS = {
+    "model_spec": set(),
+    "raw_weights": {"model_spec"},
+    "verified_weights": {"raw_weights"},
+    "quantized_weights": {"verified_weights", "model_spec"},
+    "model_image": {"quantized_weights"},
+    "compiled_prompts": {"model_spec"},
+    "prompt_bundle": {"compiled_prompts"},
+    "canary_eval": {"model_image", "prompt_bundle"},
+    "deployment": {"canary_eval"},
+    "feedback_labels": set(),
+    "trust_model": {"feedback_labels"},
+}
+
+
+def test_definitions_validate() -> None:
+    done = subprocess.run(
+        [str(ROOT / ".venv/bin/dagster"), "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "All code locations passed validation" in done.stdout + done.stderr
+
+
+def test_asset_graph_matches_design() -> None:
+    graph = defs.resolve_asset_graph()
+    specs = {key.to_user_string(): graph.get(key) for key in graph.get_all_asset_keys()}
+    assert set(specs) == set(EXPECTED_DEPS)
+    for name, node in specs.items():
+        assert {p.to_user_string() for p in node.parent_keys} == EXPECTED_DEPS[name], name
+        assert node.group_name and node.group_name != "default", name
+        assert node.owners and node.kinds, name
+        if name.startswith(("feedback", "trust")):
+            assert node.partitions_def is None
+        else:
+            assert node.partitions_def == models_partitions, name
+
+
+def test_rollout_requires_blocking_checks() -> None:
+    node = defs.resolve_asset_graph().get(dg.AssetKey("deployment"))
+    assert "all_deps_blocking_checks_passed" in str(node.automation_condition)
+
+
+def test_jobs() -> None:
+    ship = defs.resolve_job_def("ship_model")
+    assert {n.name for n in ship.nodes} == set(EXPECTED_DEPS) - {"feedback_labels", "trust_model"}
+    assert {n.name for n in defs.resolve_job_def("learn_from_feedback").nodes} == {"feedback_labels", "trust_model"}
+
+
+@pytest.fixture
+def instance(own_demo_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("AI_PLATFORM_REPO", str(own_demo_repo))
+    monkeypatch.setenv("AI_PLATFORM_HOME", str(tmp_path / "home"))
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(models_partitions.name, [MODEL])
+        yield instance
+
+
+def materialize(instance: dg.DagsterInstance, *names: str) -> dg.ExecuteInProcessResult:
+    job = defs.resolve_implicit_global_asset_job_def()
+    return job.execute_in_process(
+        instance=instance,
+        partition_key=MODEL,
+        asset_selection=[dg.AssetKey(n) for n in names],
+        raise_on_error=False,
+    )
+
+
+def data_version(instance: dg.DagsterInstance) -> str:
+    record = instance.get_latest_materialization_event(dg.AssetKey("model_spec"))
+    assert record and record.asset_materialization
+    return record.asset_materialization.tags["dagster/data_version"]
+
+
+def test_model_spec_materializes_pinned_to_the_commit(instance, own_demo_repo: Path) -> None:
+    result = materialize(instance, "model_spec")
+    assert result.success
+    (mat,) = result.asset_materializations_for_node("model_spec")
+    assert mat.metadata["commit"].value == resolve(own_demo_repo).sha
+    assert mat.metadata["spec"].value["name"] == MODEL
+    first = data_version(instance)
+
+    (own_demo_repo / "README.txt").write_text("an unrelated change\n")
+    git(own_demo_repo, "add", "README.txt")
+    git(own_demo_repo, "commit", "--quiet", "-m", "docs only")
+    assert materialize(instance, "model_spec").success
+    assert data_version(instance) == first, "a commit that leaves the spec alone keeps its version"
+
+    spec = own_demo_repo / f"models/{MODEL}.yaml"
+    spec.write_text(spec.read_text().replace("max_num_seqs: 8", "max_num_seqs: 4"))
+    git(own_demo_repo, "commit", "--quiet", "-am", "fewer sequences")
+    assert materialize(instance, "model_spec").success
+    assert data_version(instance) != first
+
+
+def test_model_spec_fails_on_bad_config(instance, own_demo_repo: Path) -> None:
+    spec = own_demo_repo / f"models/{MODEL}.yaml"
+    spec.write_text(spec.read_text().replace("method: awq", "method: magic"))
+    git(own_demo_repo, "commit", "--quiet", "-am", "typo")
+    result = materialize(instance, "model_spec")
+    assert not result.success
+    (failure,) = result.get_step_failure_events()
+    assert "quantization.method: must be one of" in failure.step_failure_data.error.to_string()
+
+
+@pytest.mark.parametrize(("stage", "issue"), [("raw_weights", 3), ("compiled_prompts", 4), ("canary_eval", 7)])
+def test_unbuilt_stage_fails_loudly(instance, stage: str, issue: int) -> None:
+    result = materialize(instance, stage)
+    assert not result.success
+    (failure,) = result.get_step_failure_events()
+    text = failure.step_failure_data.error.to_string()
+    assert f"stage '{stage}' is not built yet (tracked in issue {issue})" in text
+    assert not result.asset_materializations_for_node(stage)
+
+
+def test_partitions_sensor_tracks_model_specs(own_demo_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AI_PLATFORM_REPO", str(own_demo_repo))
+    with dg.instance_for_test() as instance:
+        result = model_partitions_sensor(dg.build_sensor_context(instance=instance))
+        assert isinstance(result, dg.SensorResult)
+        assert result.cursor == resolve(own_demo_repo).sha
+        (request,) = result.dynamic_partitions_requests
+        assert list(request.partition_keys) == [MODEL]
+        instance.add_dynamic_partitions(models_partitions.name, [MODEL, "retired"])
+
+        again = model_partitions_sensor(dg.build_sensor_context(instance=instance, cursor=result.cursor))
+        assert isinstance(again, dg.SkipReason)
+
+        git(own_demo_repo, "commit", "--quiet", "--allow-empty", "-m", "tick")
+        moved = model_partitions_sensor(dg.build_sensor_context(instance=instance, cursor=result.cursor))
+        (delete,) = moved.dynamic_partitions_requests
+        assert isinstance(delete, dg.DeleteDynamicPartitionsRequest) and list(delete.partition_keys) == ["retired"]
+
+
+def test_partitions_sensor_skips_an_unreadable_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AI_PLATFORM_REPO", str(tmp_path))
+    with dg.instance_for_test() as instance:
+        result = model_partitions_sensor(dg.build_sensor_context(instance=instance, cursor="abc"))
+        assert isinstance(result, dg.SkipReason) and "cannot read" in str(result.skip_message)

@@ -1,0 +1,110 @@
+"""`ai-platform demo init`: a complete, reproducible, offline platform repo with a trained model."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from safetensors import safe_open
+
+from ai_platform.config import load_platform
+from ai_platform.demo import cache as demo_cache
+from ai_platform.demo import model as demo_model
+from ai_platform.demo.repo import init
+from ai_platform.errors import DemoError
+from ai_platform.platform_repo import resolve
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_two_fresh_folders_same_seed_identical(demo_repo: Path, tmp_path: Path) -> None:
+    other = tmp_path / "again"
+    init(other, seed=0)
+    for name in demo_model.MODEL_FILES:
+        assert sha256(other / "hub/contract-qwen2" / name) == sha256(demo_repo / "hub/contract-qwen2" / name), name
+    assert resolve(other).sha == resolve(demo_repo).sha
+
+
+@pytest.mark.slow
+def test_training_is_deterministic_not_just_cached(demo_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """Retrain from scratch in an empty cache: the weights match the cached ones bit for bit."""
+    monkeypatch.setenv("AI_PLATFORM_CACHE", str(tmp_path / "cache"))
+    fresh = demo_cache.build(demo_model.Recipe(), use_cache=False)
+    assert fresh != demo_model_dir
+    for name in demo_model.MODEL_FILES:
+        assert sha256(fresh / name) == sha256(demo_model_dir / name), name
+
+
+def test_cache_key_covers_the_seed() -> None:
+    recipe = demo_model.Recipe()
+    assert demo_cache.cache_key(recipe) != demo_cache.cache_key(replace(recipe, seed=1))
+    assert demo_cache.cache_key(recipe) == demo_cache.cache_key(demo_model.Recipe())
+
+
+def test_model_is_a_real_qwen2_with_a_real_tokenizer(demo_model_dir: Path) -> None:
+    from transformers import AutoTokenizer, Qwen2ForCausalLM
+
+    config = json.loads((demo_model_dir / "config.json").read_text())
+    assert config["architectures"] == ["Qwen2ForCausalLM"] and config["model_type"] == "qwen2"
+    with safe_open(demo_model_dir / "model.safetensors", "pt") as f:
+        assert "model.embed_tokens.weight" in f.keys()  # noqa: SIM118  (safe_open has no __contains__)
+    model = Qwen2ForCausalLM.from_pretrained(demo_model_dir)
+    assert sum(p.numel() for p in model.parameters()) < 2_000_000
+    tok = AutoTokenizer.from_pretrained(demo_model_dir)
+    text = tok.apply_chat_template([{"role": "user", "content": "付款"}], tokenize=False, add_generation_prompt=True)
+    assert text == "<|im_start|>user\n付款<|im_end|>\n<|im_start|>assistant\n"
+    assert tok.decode(tok.encode("第1条 甲方应付款。")) == "第1条 甲方应付款。"
+    assert tok.eos_token == "<|im_end|>"
+
+
+def test_model_answers_in_shape_without_constraints(demo_model_dir: Path, demo_repo: Path) -> None:
+    """Greedy decoding in transformers (no grammar at all) already yields the contract_review shape."""
+    import torch
+    from transformers import AutoTokenizer, Qwen2ForCausalLM
+
+    tok = AutoTokenizer.from_pretrained(demo_model_dir)
+    model = Qwen2ForCausalLM.from_pretrained(demo_model_dir).eval()
+    case = json.loads((demo_repo / "evals/contract_review.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    prompt = demo_model.chat(case["vars"]["input_pdf_text"])
+    ids = torch.tensor([tok.encode(prompt)])
+    with torch.no_grad():
+        out = model.generate(ids, max_new_tokens=200, do_sample=False)
+    reply = tok.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
+    assert set(json.loads(reply)) == {"risk_points"}
+
+
+def test_repo_contents(demo_repo: Path) -> None:
+    platform = load_platform(demo_repo)
+    spec = platform.model("contract-reviewer")
+    assert (demo_repo / spec.source.path / "model.safetensors").is_file()
+    cases = [json.loads(line) for line in (demo_repo / spec.canary.evals[0]).read_text().splitlines()]
+    assert len(cases) >= 20 and len({c["id"] for c in cases}) == len(cases)
+    assert all(c["expected"]["levels"] == [r["level"] for r in c["expected"]["answer"]["risk_points"]] for c in cases)
+    assert any(c["language"] == "en" for c in cases) and any(c["language"] == "zh" for c in cases)
+    assert any(not c["expected"]["levels"] for c in cases), "a clean contract must expect no risk points"
+    calibration = (demo_repo / spec.quantization.calibration.path / "contracts.jsonl").read_text().splitlines()
+    assert len(calibration) >= spec.quantization.calibration.samples
+    eval_texts = {c["vars"]["input_pdf_text"] for c in cases}
+    assert not eval_texts & {json.loads(line)["text"] for line in calibration}
+    assert (demo_repo / "labels/2026-01-reviewer-a.csv").read_bytes().startswith("\ufeff".encode())
+
+
+def test_eval_cases_are_held_out_from_training() -> None:
+    from ai_platform.demo import corpus
+    from ai_platform.demo.repo import eval_cases
+
+    train = {ex.case_id: ex.text for ex in corpus.examples(0, demo_model.Recipe().train_examples, "train")}
+    held_out = [c["vars"]["input_pdf_text"] for c in eval_cases(0)]
+    assert sum(text in train.values() for text in held_out) <= len(held_out) // 4  # short contracts may recur
+
+
+def test_refuses_a_non_empty_folder(tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("mine")
+    with pytest.raises(DemoError, match="not empty"):
+        init(tmp_path)
+    assert (tmp_path / "keep.txt").read_text() == "mine"

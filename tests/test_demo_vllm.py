@@ -1,0 +1,70 @@
+"""Acceptance: under the contract_review JSON schema, the demo model's greedy replies to every
+eval case parse, validate and finish by stop, on the real vLLM CPU build."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jsonschema
+import pytest
+
+from ai_platform.demo.model import SYSTEM_PROMPT
+from ai_platform.prompts.schema import compile_schema
+
+pytestmark = [pytest.mark.vllm, pytest.mark.slow]
+
+# The output_schema of the reference prompt (PROMPT_DSL.md), in schema notation.
+CONTRACT_REVIEW = {
+    "risk_points": [{"point": "string", "level": "enum[高,中,低]", "basis": "string", "suggestion": "string"}]
+}
+
+
+def ask(base_url: str, text: str, schema: dict[str, Any]) -> dict[str, Any]:
+    body = {
+        "model": "contract-reviewer",
+        "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}],
+        "temperature": 0,
+        "max_tokens": 512,
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "contract_review", "schema": schema, "strict": True},
+        },
+    }
+    response = httpx.post(f"{base_url}/v1/chat/completions", json=body, timeout=120)
+    response.raise_for_status()
+    return response.json()
+
+
+def test_every_eval_case_parses_validates_and_stops(demo_vllm, demo_repo: Path) -> None:
+    schema = compile_schema(CONTRACT_REVIEW)
+    cases = [json.loads(line) for line in (demo_repo / "evals/contract_review.jsonl").read_text().splitlines()]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        replies = list(pool.map(lambda c: ask(demo_vllm.base_url, c["vars"]["input_pdf_text"], schema), cases))
+    problems = []
+    exact = 0
+    for case, reply in zip(cases, replies, strict=True):
+        choice = reply["choices"][0]
+        try:
+            answer = json.loads(choice["message"]["content"])
+            jsonschema.validate(answer, schema)
+        except (json.JSONDecodeError, jsonschema.ValidationError) as exc:
+            problems.append(f"{case['id']}: {exc}")
+            continue
+        if choice["finish_reason"] != "stop":
+            problems.append(f"{case['id']}: finish_reason {choice['finish_reason']}")
+        exact += answer == case["expected"]["answer"]
+    assert problems == []
+    # Not a gate (issue 7 owns quality), but a trained model must do far better than chance.
+    assert exact >= len(cases) // 2, f"only {exact}/{len(cases)} answers match the expected risk points"
+
+
+def test_schema_is_enforced_not_just_followed(demo_vllm) -> None:
+    """A schema the model was never trained on still comes back valid: vLLM enforces it."""
+    schema = compile_schema({"verdict": "enum[accept,reject]", "reason": "string"})
+    schema["properties"]["reason"]["maxLength"] = 40
+    choice = ask(demo_vllm.base_url, "第1条 甲方可随时解除本合同且无需承担任何责任。", schema)["choices"][0]
+    jsonschema.validate(json.loads(choice["message"]["content"]), schema)

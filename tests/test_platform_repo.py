@@ -1,0 +1,62 @@
+"""Reading the platform repo by commit, with real git repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ai_platform.errors import ConfigError, PlatformRepoError
+from ai_platform.platform_repo import export, git, load_at, model_names, resolve
+
+
+def test_same_seed_same_commit(demo_repo: Path) -> None:
+    """Fixed author and dates: the demo's first commit is reproducible too."""
+    commit = resolve(demo_repo)
+    assert commit.author == "ai-platform demo <demo@ai-platform.invalid>"
+    assert commit.timestamp == 1767603600
+    assert git(demo_repo, "status", "--porcelain") == b""
+
+
+def test_load_at_reads_the_commit_not_the_working_tree(own_demo_repo: Path, tmp_path: Path) -> None:
+    first = resolve(own_demo_repo).sha
+    spec = own_demo_repo / "models/contract-reviewer.yaml"
+    spec.write_text(spec.read_text().replace("max_num_seqs: 8", "max_num_seqs: 4"))
+    git(own_demo_repo, "commit", "--quiet", "-am", "fewer sequences")
+    spec.write_text("garbage: [")  # uncommitted breakage must not matter
+
+    commit, platform = load_at(own_demo_repo, tmp_path / "home", "main")
+    assert commit.message == "fewer sequences"
+    assert platform.model("contract-reviewer").serving.max_num_seqs == 4
+    assert platform.root == tmp_path / "home" / "snapshots" / commit.sha
+    _, old = load_at(own_demo_repo, tmp_path / "home", first)
+    assert old.model("contract-reviewer").serving.max_num_seqs == 8
+
+
+def test_bad_commit_is_a_config_error_at_that_commit(own_demo_repo: Path, tmp_path: Path) -> None:
+    (own_demo_repo / "platform.yaml").write_text("name: Not A Label\n")
+    git(own_demo_repo, "commit", "--quiet", "-am", "break it")
+    with pytest.raises(ConfigError, match=r"platform\.yaml: invalid PlatformConfig"):
+        load_at(own_demo_repo, tmp_path / "home", "main")
+
+
+def test_export_is_complete_or_absent(demo_repo: Path, tmp_path: Path) -> None:
+    sha = resolve(demo_repo).sha
+    dest = export(demo_repo, sha, tmp_path / "snap")
+    assert (dest / ".complete").read_text().strip() == sha
+    assert (dest / "hub/contract-qwen2/model.safetensors").is_file()
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_model_names(demo_repo: Path) -> None:
+    assert model_names(demo_repo) == ["contract-reviewer"]
+
+
+def test_not_a_repository(tmp_path: Path) -> None:
+    with pytest.raises(PlatformRepoError, match="not a git repository"):
+        resolve(tmp_path)
+
+
+def test_unknown_ref(demo_repo: Path) -> None:
+    with pytest.raises(PlatformRepoError):
+        resolve(demo_repo, "no-such-branch")
