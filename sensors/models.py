@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 import dagster as dg
 
 from ai_platform.errors import PlatformError
 from ai_platform.platform_repo import model_names, resolve
 from assets.partitions import models_partitions
+from assets.resources import PlatformRepoResource
 
 
 @dg.sensor(
@@ -16,11 +17,10 @@ from assets.partitions import models_partitions
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Adds a partition for each models/<name>.yaml on the branch and removes deleted ones.",
 )
-def model_partitions_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
-    repo = os.environ.get("AI_PLATFORM_REPO")
-    if not repo:
-        return dg.SkipReason("AI_PLATFORM_REPO is not set")
-    branch = os.environ.get("AI_PLATFORM_BRANCH", "main")
+def model_partitions_sensor(
+    context: dg.SensorEvaluationContext, platform_repo: PlatformRepoResource
+) -> dg.SensorResult | dg.SkipReason:
+    repo, branch = Path(platform_repo.path), platform_repo.branch
     try:
         head = resolve(repo, branch)
         wanted = set(model_names(repo, head.sha))

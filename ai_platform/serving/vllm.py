@@ -180,7 +180,7 @@ def launch(
                 if client.get(f"{server.base_url}/health").status_code == 200:
                     return server
             except httpx.HTTPError:
-                pass
+                pass  # not listening yet: the loop checks the process and the deadline
             if time.monotonic() > deadline:
                 server.stop()
                 tail = "\n".join(server.tail)
