@@ -11,12 +11,14 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from ai_platform.artifacts import canonical_json
 from ai_platform.errors import PlatformError
 
 Handler = Callable[[argparse.Namespace], Any]
@@ -97,6 +99,40 @@ def sql(args: argparse.Namespace) -> None:
     print(f"({len(rows)} row{'s' if len(rows) != 1 else ''})", file=sys.stderr)
 
 
+def weights_verify(args: argparse.Namespace) -> int:
+    from ai_platform.weights import manifest as wm
+
+    folder = Path(args.dir)
+    started = time.monotonic()
+    actual = wm.build_manifest(folder)
+    seconds = time.monotonic() - started
+    problems = wm.compare(actual, wm.load(Path(args.manifest))) if args.manifest else []
+    result: dict[str, Any] = {
+        "ok": not problems,
+        "digest": wm.digest(actual),
+        "files": len(actual["files"]),
+        "tensors": sum(len(f.get("tensors", [])) for f in actual["files"]),
+        "bytes": sum(f["size"] for f in actual["files"]),
+        "seconds": round(seconds, 3),
+        "problems": problems,
+    }
+    if args.reference:
+        fraction = wm.identical_fraction(actual, wm.load(Path(args.reference)))
+        result["identical_to_reference"] = fraction
+        if fraction == 1.0:
+            result["problems"].append("every tensor is byte-identical to the reference model: not a fine-tune")
+            result["ok"] = False
+    if args.write_manifest:
+        Path(args.write_manifest).write_bytes(canonical_json(actual) + b"\n")
+    lines = [f"{folder}: {result['files']} files, {result['tensors']} tensors, {result['bytes']:,} bytes "
+             f"in {seconds:.2f}s; digest sha256:{result['digest']}"]  # fmt: skip
+    if "identical_to_reference" in result:
+        lines.append(f"identical to reference: {result['identical_to_reference']:.1%} of tensors")
+    lines += [f"FAIL {p}" for p in result["problems"]] or (["ok: matches the manifest"] if args.manifest else [])
+    _emit(args, result, "\n".join(lines))
+    return 0 if result["ok"] else 1
+
+
 # ---------------------------------------------------------------- parser
 
 
@@ -126,6 +162,13 @@ def parser() -> argparse.ArgumentParser:
     p = command(wh, "migrate", warehouse_migrate, "apply pending migrations")
     p.add_argument("--warehouse", help="the DuckDB file (default: $AI_PLATFORM_HOME/warehouse.duckdb)")
 
+    weights = areas.add_parser("weights", help="weights verification").add_subparsers(dest="command", required=True)
+    p = command(weights, "verify", weights_verify, "validate safetensors headers and hash every file and tensor")
+    p.add_argument("dir")
+    p.add_argument("--manifest", help="a trusted manifest to hold the weights to")
+    p.add_argument("--reference", help="a base model's manifest: report the share of identical tensors")
+    p.add_argument("--write-manifest", help="write the computed manifest here")
+
     p = areas.add_parser("sql", help="read-only query for analysts", description="read-only query for analysts")
     p.set_defaults(handler=sql)
     p.add_argument("query")
@@ -137,14 +180,14 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        args.handler(args)
+        code = args.handler(args)
     except PlatformError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
-    return 0
+    return code or 0
 
 
 if __name__ == "__main__":

@@ -27,6 +27,10 @@ class DemoError(PlatformError):
     """The offline demo cannot be built."""
 
 
+class WeightsError(PlatformError):
+    """Weights are unsafe, malformed, or do not match what was trusted."""
+
+
 class PromptError(PlatformError):
     """A .prompt file or a schema notation is invalid; message is `path:line:col: ...`."""
 

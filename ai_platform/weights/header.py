@@ -1,0 +1,184 @@
+"""Strict safetensors header validation, with an error type per broken rule.
+
+Format: 8 bytes little-endian u64 N, then N bytes of UTF-8 JSON (may be padded
+with trailing spaces), then the data buffer. The JSON maps tensor names to
+`{"dtype", "shape", "data_offsets": [begin, end]}` (offsets relative to the data
+buffer) plus an optional `"__metadata__"` of string -> string. We enforce at
+least every rule the reference reader does, and a few it leaves implicit:
+offsets must tile the buffer exactly, in order, with no gap, no overlap and no
+trailing bytes (a polyglot file is refused), and JSON keys must be unique.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from ai_platform.errors import WeightsError
+
+MAX_HEADER_BYTES = 100_000_000  # the reference reader's limit
+DTYPE_BITS: dict[str, int] = {
+    "BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8,
+    "I16": 16, "U16": 16, "F16": 16, "BF16": 16,
+    "I32": 32, "U32": 32, "F32": 32,
+    "I64": 64, "U64": 64, "F64": 64, "C64": 64,
+    "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
+}  # fmt: skip
+U64_MAX = 2**64 - 1
+
+
+class SafetensorsError(WeightsError):
+    """A safetensors file breaks a format rule; the message names the file and the rule."""
+
+
+class HeaderSizeError(SafetensorsError):
+    """The 8-byte length prefix is missing, over the limit, or points past the end of the file."""
+
+
+class HeaderEncodingError(SafetensorsError):
+    """The header is not UTF-8, not JSON, not an object, or repeats a key."""
+
+
+class TensorEntryError(SafetensorsError):
+    """A tensor entry lacks a field, has a field of the wrong type, or an unknown dtype."""
+
+
+class TensorSizeError(SafetensorsError):
+    """shape x dtype size does not equal the tensor's byte span (or overflows)."""
+
+
+class OffsetLayoutError(SafetensorsError):
+    """Offsets are unsorted, overlapping, leave a gap, or do not cover the data buffer exactly."""
+
+
+class MetadataError(SafetensorsError):
+    """`__metadata__` is not a string -> string object."""
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    begin: int  # absolute file offsets of the tensor's bytes
+    end: int
+
+
+@dataclass(frozen=True)
+class Header:
+    header_bytes: int  # N
+    data_start: int  # 8 + N
+    file_size: int
+    tensors: tuple[TensorInfo, ...]  # in offset order
+    metadata: dict[str, str]
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    seen: dict[str, object] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise HeaderEncodingError(f"duplicate key {key!r}")
+        seen[key] = value
+    return seen
+
+
+def _is_uint(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= U64_MAX
+
+
+def parse_header(prefix: bytes, file_size: int, name: str = "<bytes>") -> Header:
+    """Validate a header given the file's first bytes (at least 8 + N of them) and its size."""
+    try:
+        return _parse(prefix, file_size)
+    except SafetensorsError as exc:
+        raise type(exc)(f"{name}: {exc}") from None
+
+
+def _parse(prefix: bytes, file_size: int) -> Header:
+    if file_size < 8 or len(prefix) < 8:
+        raise HeaderSizeError(f"file is {file_size} bytes, shorter than the 8-byte header length")
+    (n,) = struct.unpack("<Q", prefix[:8])
+    if n > MAX_HEADER_BYTES:
+        raise HeaderSizeError(f"header length {n} exceeds the {MAX_HEADER_BYTES}-byte limit")
+    if 8 + n > file_size:
+        raise HeaderSizeError(f"header length {n} runs past the end of the {file_size}-byte file")
+    if len(prefix) < 8 + n:
+        raise HeaderSizeError(f"need {8 + n} bytes to read the header, got {len(prefix)}")
+    raw = prefix[8 : 8 + n]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HeaderEncodingError(f"header is not UTF-8 (byte {8 + exc.start})") from None
+    if not text.startswith("{"):
+        raise HeaderEncodingError("header does not start with '{'")
+    try:
+        doc = json.loads(text.rstrip(" "), object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as exc:
+        raise HeaderEncodingError(f"header is not valid JSON: {exc.msg} at header byte {exc.pos}") from None
+    except RecursionError:
+        raise HeaderEncodingError("header JSON nests too deeply") from None
+    if not isinstance(doc, dict):
+        raise HeaderEncodingError("header JSON is not an object")
+
+    metadata = doc.pop("__metadata__", {})
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise MetadataError("__metadata__ must map strings to strings")
+
+    data_start, data_len = 8 + n, file_size - 8 - n
+    tensors = [_tensor(tensor_name, entry, data_start) for tensor_name, entry in doc.items()]
+    tensors.sort(key=lambda t: (t.begin, t.end))
+    cursor = data_start
+    for tensor in tensors:
+        if tensor.begin < cursor:
+            raise OffsetLayoutError(f"tensor {tensor.name!r} overlaps the tensor before it")
+        if tensor.begin > cursor:
+            raise OffsetLayoutError(f"gap of {tensor.begin - cursor} bytes before tensor {tensor.name!r}")
+        cursor = tensor.end
+    if cursor != file_size:
+        covered = cursor - data_start
+        raise OffsetLayoutError(
+            f"tensors cover {covered} bytes of a {data_len}-byte data buffer"
+            + (" (trailing bytes after the last tensor)" if covered < data_len else "")
+        )
+    return Header(n, data_start, file_size, tuple(tensors), dict(metadata))
+
+
+def _tensor(name: str, entry: object, data_start: int) -> TensorInfo:
+    if not isinstance(entry, dict):
+        raise TensorEntryError(f"tensor {name!r}: entry is not an object")
+    if set(entry) != {"dtype", "shape", "data_offsets"}:
+        raise TensorEntryError(f"tensor {name!r}: fields must be dtype, shape, data_offsets (got {sorted(entry)})")
+    dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+    if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
+        raise TensorEntryError(f"tensor {name!r}: unknown dtype {dtype!r} (known: {', '.join(DTYPE_BITS)})")
+    if not isinstance(shape, list) or not all(_is_uint(d) for d in shape):
+        raise TensorEntryError(f"tensor {name!r}: shape must be a list of non-negative integers")
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_uint(o) for o in offsets)):
+        raise TensorEntryError(f"tensor {name!r}: data_offsets must be [begin, end] non-negative integers")
+    begin, end = offsets
+    if end < begin:
+        raise OffsetLayoutError(f"tensor {name!r}: data_offsets end {end} < begin {begin}")
+    bits = math.prod(shape) * DTYPE_BITS[dtype]  # Python ints: no silent overflow
+    if bits > U64_MAX:
+        raise TensorSizeError(f"tensor {name!r}: shape {shape} x {dtype} overflows 64 bits")
+    if bits % 8:
+        raise TensorSizeError(f"tensor {name!r}: {math.prod(shape)} x {dtype} is not a whole number of bytes")
+    if bits // 8 != end - begin:
+        raise TensorSizeError(
+            f"tensor {name!r}: shape {shape} x {dtype} is {bits // 8} bytes but data_offsets span {end - begin}"
+        )
+    return TensorInfo(name, dtype, tuple(shape), data_start + begin, data_start + end)
+
+
+def read_header(path: Path) -> Header:
+    """Validate the header of the file at `path` (reads only the header bytes)."""
+    path = Path(path)
+    size = path.stat().st_size
+    with path.open("rb") as f:
+        first = f.read(8)
+        need = 8 + struct.unpack("<Q", first)[0] if len(first) == 8 else 8
+        prefix = first + f.read(max(0, min(need, 8 + MAX_HEADER_BYTES) - 8))
+    return parse_header(prefix, size, str(path))

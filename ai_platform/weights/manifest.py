@@ -1,0 +1,127 @@
+"""The weights manifest: every file's size and sha256, every tensor's sha256.
+
+A manifest is canonical JSON; its sha256 is the verified weights' digest. It is
+what a later verification is held to (a trusted manifest) and what a
+"fine-tune" is compared with (a reference manifest of its base model).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ai_platform.artifacts import canonical_json, sha256_hex
+from ai_platform.errors import WeightsError
+from ai_platform.weights.hashing import hash_files
+
+SCHEMA = "ai-platform.weights-manifest/v1"
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+
+
+def scan(folder: Path) -> list[str]:
+    """Relative paths of the files under `folder`, refusing what must never be loaded.
+
+    Refused: links that leave the folder, and pickle-based weights (they run code on load).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise WeightsError(f"{folder}: not a folder")
+    root = folder.resolve()
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            relative = path.relative_to(folder).as_posix()
+            if path.is_symlink() and not path.resolve().is_relative_to(root):
+                raise WeightsError(f"{relative}: symlink points outside the snapshot ({os.readlink(path)})")
+            if path.suffix in PICKLE_SUFFIXES:
+                raise WeightsError(f"{relative}: pickle-based weights are refused (they can run code when loaded)")
+            found.append(relative)
+    if not any(p.endswith(".safetensors") for p in found):
+        raise WeightsError(f"{folder}: no .safetensors files")
+    return found
+
+
+def second_opinion(path: Path, names: set[str]) -> None:
+    """Open the file with the reference `safetensors` reader too; it must agree on the tensors."""
+    from safetensors import safe_open
+
+    try:
+        with safe_open(str(path), "np") as f:
+            theirs = set(f.keys())
+    except Exception as exc:  # the reference reader's own error types vary by version
+        raise WeightsError(f"{path.name}: the safetensors library refuses it: {exc}") from None
+    if theirs != names:
+        raise WeightsError(f"{path.name}: the safetensors library sees other tensors ({sorted(theirs ^ names)})")
+
+
+def build_manifest(folder: Path, *, on_done: Callable[[Path, int], None] | None = None) -> dict[str, Any]:
+    """Validate and hash every file of a model folder into a manifest."""
+    folder = Path(folder)
+    relative = scan(folder)
+    hashed = hash_files([folder / r for r in relative], on_done=on_done)
+    files = []
+    for rel, h in zip(relative, hashed, strict=True):
+        entry: dict[str, Any] = {"path": rel, "size": h.size, "sha256": h.sha256}
+        if h.header is not None:
+            second_opinion(h.path, {t.name for t in h.header.tensors})
+            entry["metadata"] = h.header.metadata
+            entry["tensors"] = [
+                {"name": t.name, "dtype": t.dtype, "shape": list(t.shape), "data_begin": t.begin,
+                 "data_end": t.end, "sha256": h.tensors[t.name]}
+                for t in h.header.tensors
+            ]  # fmt: skip
+        files.append(entry)
+    return {"schema": SCHEMA, "files": files}
+
+
+def digest(manifest: dict[str, Any]) -> str:
+    return sha256_hex(canonical_json(manifest))
+
+
+def load(path: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        manifest = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise WeightsError(f"{path}: cannot read manifest: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("schema") != SCHEMA:
+        raise WeightsError(f"{path}: not a weights manifest (schema must be {SCHEMA!r})")
+    return manifest
+
+
+def _tensors(manifest: dict[str, Any]) -> dict[tuple[str, str], str]:
+    return {(f["path"], t["name"]): t["sha256"] for f in manifest["files"] for t in f.get("tensors", [])}
+
+
+def compare(actual: dict[str, Any], trusted: dict[str, Any]) -> list[str]:
+    """Every difference from the trusted manifest, naming the file and, for weights, the tensor."""
+    problems = []
+    mine = {f["path"]: f for f in actual["files"]}
+    theirs = {f["path"]: f for f in trusted["files"]}
+    for path in sorted(theirs.keys() - mine.keys()):
+        problems.append(f"{path}: missing")
+    for path in sorted(mine.keys() - theirs.keys()):
+        problems.append(f"{path}: not in the trusted manifest")
+    ours_t, trusted_t = _tensors(actual), _tensors(trusted)
+    for path in sorted(mine.keys() & theirs.keys()):
+        if mine[path]["sha256"] == theirs[path]["sha256"]:
+            continue
+        changed = [name for (p, name), sha in trusted_t.items() if p == path and ours_t.get((p, name)) != sha]
+        added = [name for (p, name) in ours_t if p == path and (p, name) not in trusted_t]
+        detail = f"; tensors differ: {', '.join(changed + added)}" if changed or added else ""
+        problems.append(
+            f"{path}: sha256 {mine[path]['sha256'][:12]}… != trusted {theirs[path]['sha256'][:12]}…{detail}"
+        )
+    return problems
+
+
+def identical_fraction(actual: dict[str, Any], reference: dict[str, Any]) -> float:
+    """Share of this model's tensors byte-identical to the reference's tensor of the same name."""
+    ours = {name: sha for (_, name), sha in _tensors(actual).items()}
+    base = {name: sha for (_, name), sha in _tensors(reference).items()}
+    return sum(base.get(name) == sha for name, sha in ours.items()) / len(ours) if ours else 0.0

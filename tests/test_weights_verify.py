@@ -1,0 +1,143 @@
+"""Per-file and per-tensor hashes, manifests and `ai-platform weights verify`, on real safetensors files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from ai_platform.errors import WeightsError
+from ai_platform.weights import hashing
+from ai_platform.weights.header import OffsetLayoutError
+from ai_platform.weights.manifest import build_manifest, compare, digest, identical_fraction, scan
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = ROOT / ".venv/bin/ai-platform"
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    save_file({"a.weight": rng.standard_normal((64, 32), dtype=np.float32),
+               "a.bias": np.arange(32, dtype=np.int64)}, str(folder / "model-00001-of-00002.safetensors"))  # fmt: skip
+    save_file(
+        {"b.weight": rng.integers(0, 255, (128,), dtype=np.uint8)}, str(folder / "model-00002-of-00002.safetensors")
+    )
+    (folder / "config.json").write_text('{"model_type": "qwen2"}')
+    return folder
+
+
+def test_hashes_equal_the_reference_computation(model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hashing, "WINDOW", 4096)  # many windows, tensors straddling them
+    from safetensors.numpy import load_file
+
+    paths = sorted(model.iterdir())
+    for result in hashing.hash_files(paths):
+        assert result.sha256 == hashlib.sha256(result.path.read_bytes()).hexdigest()
+        if result.path.suffix == ".safetensors":
+            for name, array in load_file(str(result.path)).items():
+                assert result.tensors[name] == hashlib.sha256(array.tobytes()).hexdigest(), name
+
+
+def test_manifest_is_stable_and_complete(model: Path) -> None:
+    first, second = build_manifest(model), build_manifest(model)
+    assert digest(first) == digest(second)
+    assert [f["path"] for f in first["files"]] == sorted(p.name for p in model.iterdir())
+    tensors = {t["name"] for f in first["files"] for t in f.get("tensors", [])}
+    assert tensors == {"a.weight", "a.bias", "b.weight"}
+
+
+def flip_byte_in(path: Path, offset: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def test_one_byte_flip_names_file_and_tensor(model: Path) -> None:
+    trusted = build_manifest(model)
+    shard = model / "model-00001-of-00002.safetensors"
+    entry = next(f for f in trusted["files"] if f["path"] == shard.name)
+    bias = next(t for t in entry["tensors"] if t["name"] == "a.bias")
+    flip_byte_in(shard, bias["data_begin"] + 3)
+    (problem,) = compare(build_manifest(model), trusted)
+    assert problem.startswith(shard.name) and "tensors differ: a.bias" in problem
+
+
+def test_truncated_and_polyglot_files_are_refused(model: Path) -> None:
+    shard = model / "model-00002-of-00002.safetensors"
+    shard.write_bytes(shard.read_bytes() + b"<script>payload</script>")
+    with pytest.raises(OffsetLayoutError, match="trailing bytes"):
+        build_manifest(model)
+    shard.write_bytes(shard.read_bytes()[:-40])
+    with pytest.raises(WeightsError):
+        build_manifest(model)
+
+
+def test_missing_and_extra_files(model: Path) -> None:
+    trusted = build_manifest(model)
+    (model / "config.json").unlink()
+    (model / "extra.txt").write_text("x")
+    assert compare(build_manifest(model), trusted) == ["config.json: missing", "extra.txt: not in the trusted manifest"]
+
+
+def test_pickles_and_escaping_symlinks_are_refused(model: Path, tmp_path: Path) -> None:
+    (model / "pytorch_model.bin").write_bytes(b"\x80\x04K\x01.")
+    with pytest.raises(WeightsError, match="pickle-based weights are refused"):
+        scan(model)
+    (model / "pytorch_model.bin").unlink()
+    (tmp_path / "secret").write_text("x")
+    os.symlink(tmp_path / "secret", model / "tokenizer.json")
+    with pytest.raises(WeightsError, match="symlink points outside the snapshot"):
+        scan(model)
+
+
+def test_identical_fraction_flags_a_copy(model: Path, tmp_path: Path) -> None:
+    base = build_manifest(model)
+    assert identical_fraction(base, base) == 1.0
+    tuned = tmp_path / "tuned"
+    shutil.copytree(model, tuned)
+    flip_byte_in(tuned / "model-00002-of-00002.safetensors", -1)
+    assert identical_fraction(build_manifest(tuned), base) == pytest.approx(2 / 3)
+
+
+def test_demo_model_verifies(demo_model_dir: Path) -> None:
+    manifest = build_manifest(demo_model_dir)
+    assert any(f["path"] == "model.safetensors" and len(f["tensors"]) > 10 for f in manifest["files"])
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(CLI), "weights", "verify", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_cli_against_a_manifest(model: Path, tmp_path: Path) -> None:
+    written = tmp_path / "manifest.json"
+    assert run(str(model), "--write-manifest", str(written)).returncode == 0
+    ok = run(str(model), "--manifest", str(written), "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["ok"] is True
+    flip_byte_in(model / "model-00002-of-00002.safetensors", -1)
+    bad = run(str(model), "--manifest", str(written), "--json")
+    assert bad.returncode == 1
+    assert "tensors differ: b.weight" in json.loads(bad.stdout)["problems"][0]
+
+
+def test_cli_flags_a_byte_identical_fine_tune(model: Path, tmp_path: Path) -> None:
+    reference = tmp_path / "base.json"
+    run(str(model), "--write-manifest", str(reference))
+    done = run(str(model), "--reference", str(reference))
+    assert done.returncode == 1 and "not a fine-tune" in done.stdout and "100.0%" in done.stdout
+
+
+def test_cli_bad_input_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json}      ")
+    done = run(str(tmp_path))
+    assert done.returncode == 1 and done.stderr.startswith("error: ") and "Traceback" not in done.stderr
+    assert "not valid JSON" in done.stderr
