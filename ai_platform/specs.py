@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
-from ai_platform.config import ModelSpec, Platform
+from ai_platform.artifacts import ArtifactStore, MissingArtifactError, canonical_json, sha256_hex
+from ai_platform.config import ModelSpec, Platform, load_platform
 from ai_platform.platform_repo import Commit, load_at
 
 
@@ -20,6 +20,7 @@ class SpecSnapshot:
 
     def record(self) -> dict[str, Any]:
         return {"model": self.spec.name, "digest": self.digest, "commit": self.commit.sha,
+                "author": self.commit.author, "timestamp": self.commit.timestamp, "message": self.commit.message,
                 "snapshot": str(self.platform.root)}  # fmt: skip
 
 
@@ -35,4 +36,20 @@ def snapshot_model_spec(repo: Path, home: Path, model: str, ref: str = "HEAD") -
     store = ArtifactStore(platform.artifacts_path)
     store.put_json(spec.model_dump(mode="json"))
     store.set_ref("model_spec", model, snapshot.record())
+    # The pin sits at a fixed place under home: later stages find the commit (and so the
+    # artifacts location from that commit's platform.yaml) without re-reading the branch.
+    ArtifactStore(home).set_ref("pins", model, snapshot.record())
     return snapshot
+
+
+def pinned_spec(home: Path, model: str) -> SpecSnapshot:
+    """The spec as model_spec last materialized it: the same commit for every later stage."""
+    try:
+        record = ArtifactStore(home).ref("pins", model)
+    except MissingArtifactError:
+        raise MissingArtifactError(f"model_spec has not been materialized for '{model}' yet") from None
+    platform = load_platform(Path(record["snapshot"]), home=home)
+    commit = Commit(sha=record["commit"], author=record["author"], timestamp=record["timestamp"],
+                    message=record["message"])  # fmt: skip
+    spec = platform.model(model)
+    return SpecSnapshot(commit=commit, platform=platform, spec=spec, digest=spec_digest(spec))

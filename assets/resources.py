@@ -11,7 +11,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from ai_platform.specs import SpecSnapshot, snapshot_model_spec
+from ai_platform.specs import SpecSnapshot, pinned_spec, snapshot_model_spec
+from ai_platform.warehouse import Warehouse
 
 
 class PlatformRepoResource(dg.ConfigurableResource):
@@ -22,7 +23,15 @@ class PlatformRepoResource(dg.ConfigurableResource):
     branch: str = "main"
 
     def snapshot(self, model: str) -> SpecSnapshot:
+        """Resolve the branch now and pin the model's spec to that commit (model_spec only)."""
         return snapshot_model_spec(Path(self.path), Path(self.home), model, ref=self.branch)
+
+    def pinned(self, model: str) -> SpecSnapshot:
+        """The commit model_spec pinned: every later stage reads the same one."""
+        return pinned_spec(Path(self.home), model)
+
+    def warehouse(self, snap: SpecSnapshot) -> Warehouse:
+        return Warehouse(snap.platform.warehouse_path)
 
 
 def default_resources() -> dict[str, dg.ConfigurableResource]:

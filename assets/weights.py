@@ -2,8 +2,16 @@
 
 import dagster as dg
 
-from ai_platform.errors import StageNotBuiltError
+from ai_platform.weights.stage import fetch_raw, record, verify
 from assets.partitions import models_partitions
+from assets.resources import PlatformRepoResource
+
+VERIFIED = dg.AssetCheckSpec(
+    "weights_match_trusted_hashes",
+    asset="verified_weights",
+    blocking=True,
+    description="Headers valid; every file and tensor hash equals the trusted one.",
+)
 
 
 @dg.asset(
@@ -14,8 +22,18 @@ from assets.partitions import models_partitions
     owners=["team:ml-platform"],
     description="The spec's source downloaded at exactly one commit, with per-file sha256.",
 )
-def raw_weights() -> dg.MaterializeResult:
-    raise StageNotBuiltError("raw_weights", issue=3)
+def raw_weights(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
+    raw = fetch_raw(platform_repo.pinned(context.partition_key))
+    table = [dg.TableRecord({"path": f["path"], "size": f["size"], "sha256": f["sha256"]}) for f in raw["files"]]
+    return dg.MaterializeResult(
+        metadata={
+            "commit": raw["commit"],
+            "files": len(raw["files"]),
+            "bytes": sum(f["size"] for f in raw["files"]),
+            "file_hashes": dg.MetadataValue.table(table),
+        },
+        data_version=dg.DataVersion(raw["digest"]),
+    )
 
 
 @dg.asset(
@@ -24,7 +42,20 @@ def raw_weights() -> dg.MaterializeResult:
     group_name="weights",
     kinds={"safetensors", "duckdb"},
     owners=["team:ml-platform"],
+    check_specs=[VERIFIED],
     description="Strict safetensors header validation and per-tensor sha256 against the trusted manifest.",
 )
-def verified_weights() -> dg.MaterializeResult:
-    raise StageNotBuiltError("verified_weights", issue=3)
+def verified_weights(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
+    snap = platform_repo.pinned(context.partition_key)
+    result = verify(snap)
+    record(platform_repo.warehouse(snap), snap, result, snap.commit.sha)
+    tensors = sum(len(f.get("tensors", [])) for f in result.manifest["files"])
+    check = dg.AssetCheckResult(
+        check_name=VERIFIED.name,
+        passed=result.passed,
+        metadata={"against": result.against, "problems": "\n".join(result.problems) or "none"},
+    )
+    metadata = {"manifest_digest": f"sha256:{result.digest}", "tensors": tensors, "against": result.against}
+    if result.identical_to_reference is not None:
+        metadata["identical_to_reference"] = result.identical_to_reference
+    return dg.MaterializeResult(metadata=metadata, check_results=[check], data_version=dg.DataVersion(result.digest))

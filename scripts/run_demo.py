@@ -96,7 +96,7 @@ def main() -> int:
     unexpected += run(learn_from_feedback_job, instance, {}, "learn_from_feedback")
 
     print(f"\nUI:        make ui   (then open http://127.0.0.1:3000, instance in {DAGSTER_HOME})")
-    query = "SELECT version, name, applied_at FROM schema_migrations"
+    query = "SELECT path, count(*) AS tensors, sum(data_end - data_begin) AS bytes FROM tensor_hashes GROUP BY path"
     print(f'warehouse: .venv/bin/ai-platform sql "{query}" --warehouse {HOME}/warehouse.duckdb')
     return 1 if unexpected else 0
 

@@ -74,3 +74,32 @@ def demo_vllm(demo_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
     serving = Serving(max_model_len=1024, dtype="float32", block_size=32, max_num_seqs=8)
     with launch(demo_model_dir, "contract-reviewer", serving, python=SERVE_PYTHON, log_path=log) as server:
         yield server
+
+
+MODEL = "contract-reviewer"
+
+
+@pytest.fixture
+def instance(own_demo_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A Dagster instance with the demo model's partition, the resources pointed at a private repo clone."""
+    import dagster as dg
+
+    from assets.partitions import models_partitions
+
+    monkeypatch.setenv("AI_PLATFORM_REPO", str(own_demo_repo))
+    monkeypatch.setenv("AI_PLATFORM_HOME", str(tmp_path / "home"))
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(models_partitions.name, [MODEL])
+        yield instance
+
+
+def materialize(instance, *names: str):
+    """Materialize assets of the demo partition in process; failures are returned, not raised."""
+    import dagster as dg
+
+    from definitions import defs
+
+    job = defs.resolve_implicit_global_asset_job_def()
+    return job.execute_in_process(
+        instance=instance, partition_key=MODEL, asset_selection=[dg.AssetKey(n) for n in names], raise_on_error=False
+    )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from conftest import MODEL, materialize
 
 from ai_platform.platform_repo import git, resolve
 from assets.partitions import models_partitions
@@ -15,7 +16,7 @@ from definitions import defs
 from sensors.models import model_partitions_sensor
 
 ROOT = Path(__file__).resolve().parent.parent
-MODEL = "contract-reviewer"
+
 EXPECTED_DEPS = {
     "model_spec": set(),
     "raw_weights": {"model_spec"},
@@ -65,25 +66,6 @@ def test_jobs() -> None:
     assert {n.name for n in defs.resolve_job_def("learn_from_feedback").nodes} == {"feedback_labels", "trust_model"}
 
 
-@pytest.fixture
-def instance(own_demo_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("AI_PLATFORM_REPO", str(own_demo_repo))
-    monkeypatch.setenv("AI_PLATFORM_HOME", str(tmp_path / "home"))
-    with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions(models_partitions.name, [MODEL])
-        yield instance
-
-
-def materialize(instance: dg.DagsterInstance, *names: str) -> dg.ExecuteInProcessResult:
-    job = defs.resolve_implicit_global_asset_job_def()
-    return job.execute_in_process(
-        instance=instance,
-        partition_key=MODEL,
-        asset_selection=[dg.AssetKey(n) for n in names],
-        raise_on_error=False,
-    )
-
-
 def data_version(instance: dg.DagsterInstance) -> str:
     record = instance.get_latest_materialization_event(dg.AssetKey("model_spec"))
     assert record and record.asset_materialization
@@ -121,7 +103,7 @@ def test_model_spec_fails_on_bad_config(instance, own_demo_repo: Path) -> None:
     assert "quantization.method: must be one of" in failure.step_failure_data.error.to_string()
 
 
-@pytest.mark.parametrize(("stage", "issue"), [("raw_weights", 3), ("compiled_prompts", 4), ("canary_eval", 7)])
+@pytest.mark.parametrize(("stage", "issue"), [("quantized_weights", 5), ("compiled_prompts", 4), ("canary_eval", 7)])
 def test_unbuilt_stage_fails_loudly(instance, stage: str, issue: int) -> None:
     result = materialize(instance, stage)
     assert not result.success

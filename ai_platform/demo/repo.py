@@ -9,6 +9,7 @@ Layout of what it writes (then `git init` and one commit):
     evals/contract_review.jsonl       held-out cases with expected risk levels/keywords
     calibration/contracts.jsonl       domain texts for AWQ calibration
     labels/*.csv|jsonl                sample reviewer label files (one bad row on purpose)
+    manifests/contract-qwen2.json     the trusted weights manifest (file and tensor sha256)
 
 The commit's author and dates are fixed, so the same seed gives the same commit sha.
 """
@@ -23,11 +24,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from ai_platform.artifacts import canonical_json
 from ai_platform.demo import corpus
 from ai_platform.demo.cache import build
 from ai_platform.demo.model import MODEL_FILES, SYSTEM_PROMPT, Recipe
 from ai_platform.errors import DemoError
 from ai_platform.platform_repo import git, resolve
+from ai_platform.weights.manifest import build_manifest
 
 MODEL_NAME = "contract-reviewer"
 HUB_FOLDER = "hub/contract-qwen2"
@@ -76,6 +79,8 @@ owner: team:ml-platform
 source:
   kind: local
   path: {HUB_FOLDER}
+verification:
+  manifest: manifests/contract-qwen2.json   # written when the model was trained
 quantization:
   method: awq
   scheme: W4A16
@@ -176,6 +181,7 @@ def init(directory: Path, seed: int = 0, *, log: Callable[[str], None] | None = 
     for name in MODEL_FILES:
         shutil.copyfile(model_dir / name, hub / name)
 
+    trusted = canonical_json(build_manifest(hub)) + b"\n"
     cases = eval_cases(seed)
     calibration = [{"id": ex.case_id, "text": ex.text} for ex in corpus.examples(seed + 2_000_003, CALIBRATION_TEXTS, "cal")]
     files: dict[str, bytes] = {
@@ -185,6 +191,7 @@ def init(directory: Path, seed: int = 0, *, log: Callable[[str], None] | None = 
         "prompts/contract_review.prompt": CONTRACT_REVIEW_PROMPT.encode(),
         "evals/contract_review.jsonl": _jsonl(cases).encode(),
         "calibration/contracts.jsonl": _jsonl(calibration).encode(),
+        "manifests/contract-qwen2.json": trusted,
         **_label_files(cases),
     }
     for relative, data in files.items():

@@ -1,0 +1,131 @@
+"""The raw_weights and verified_weights stages.
+
+raw_weights pins the source: for a local source, the folder inside the platform
+repo at the spec's commit (an immutable snapshot); for the hub, `revision`
+resolved to a commit sha and exactly that commit downloaded. verified_weights
+validates every header, hashes every file and tensor, holds them to the trusted
+manifest (or to the hub's LFS sha256), and records both in the warehouse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
+from ai_platform.config import HubSource, LocalSource
+from ai_platform.errors import WeightsError
+from ai_platform.specs import SpecSnapshot
+from ai_platform.warehouse import Warehouse
+from ai_platform.weights import manifest as wm
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(8 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _hub_download(source: HubSource, dest_root: Path) -> tuple[str, Path, dict[str, str]]:
+    """(commit sha, folder, LFS sha256 by path): `revision` resolved first, then that commit only."""
+    from huggingface_hub import HfApi, snapshot_download
+
+    info = HfApi().model_info(source.repo_id, revision=source.revision, files_metadata=True)
+    sha = info.sha
+    if not sha:
+        raise WeightsError(f"{source.repo_id}@{source.revision}: the hub returned no commit sha")
+    lfs = {s.rfilename: s.lfs.sha256 for s in info.siblings or [] if s.lfs}
+    folder = dest_root / source.repo_id.replace("/", "--") / sha
+    snapshot_download(source.repo_id, revision=sha, allow_patterns=source.allow_patterns, local_dir=folder)
+    return sha, folder, lfs
+
+
+def fetch_raw(snap: SpecSnapshot) -> dict[str, Any]:
+    """Pin the model's source and record path, size and sha256 of every file."""
+    source = snap.spec.source
+    if isinstance(source, LocalSource):
+        folder, commit, lfs = snap.platform.file(source.path), snap.commit.sha, {}
+    else:
+        commit, folder, lfs = _hub_download(source, snap.platform.artifacts_path / "hub")
+    if source.allow_pickle:
+        raise WeightsError("allow_pickle: pickle weights need a clean picklescan report; scanning is not built yet")
+    files = [
+        {"path": rel, "size": (folder / rel).stat().st_size, "sha256": _sha256_file(folder / rel),
+         "lfs_sha256": lfs.get(rel)}
+        for rel in wm.scan(folder)
+    ]  # fmt: skip
+    record = {"model": snap.spec.name, "source": source.model_dump(mode="json"), "commit": commit,
+              "folder": str(folder), "files": files}  # fmt: skip
+    record["digest"] = sha256_hex(canonical_json(files))
+    ArtifactStore(snap.platform.artifacts_path).set_ref("raw_weights", snap.spec.name, record)
+    return record
+
+
+@dataclass(frozen=True)
+class Verification:
+    manifest: dict[str, Any]
+    digest: str
+    problems: list[str]
+    against: str  # what the weights were held to
+    identical_to_reference: float | None
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
+def verify(snap: SpecSnapshot) -> Verification:
+    store = ArtifactStore(snap.platform.artifacts_path)
+    raw = store.ref("raw_weights", snap.spec.name)
+    folder = Path(raw["folder"])
+    actual = wm.build_manifest(folder)
+    problems: list[str] = []
+    trusted_path = snap.spec.verification.manifest
+    if trusted_path:
+        problems += wm.compare(actual, wm.load(snap.platform.file(trusted_path)))
+        against = f"trusted manifest {trusted_path}"
+    else:  # what raw_weights pinned (and, for the hub, its LFS sha256)
+        pinned = {f["path"]: f for f in raw["files"]}
+        for entry in actual["files"]:
+            want = pinned.get(entry["path"], {})
+            for key in ("sha256", "lfs_sha256"):
+                if want.get(key) and want[key] != entry["sha256"]:
+                    problems.append(f"{entry['path']}: sha256 {entry['sha256'][:12]}… != {key} {want[key][:12]}…")
+        if set(pinned) != {f["path"] for f in actual["files"]}:
+            problems.append("the file list changed since raw_weights pinned it")
+        against = "the hub's LFS sha256" if any(f.get("lfs_sha256") for f in raw["files"]) else "raw_weights' hashes"
+    fraction = None
+    if snap.spec.verification.reference_manifest:
+        fraction = wm.identical_fraction(actual, wm.load(snap.platform.file(snap.spec.verification.reference_manifest)))
+        if fraction == 1.0:
+            problems.append("every tensor is byte-identical to the reference model: not a fine-tune")
+    result = Verification(actual, wm.digest(actual), problems, against, fraction)
+    store.put_bytes(canonical_json(actual))
+    if result.passed:
+        store.set_ref("verified_weights", snap.spec.name, {"folder": str(folder), "digest": result.digest,
+                                                           "commit": raw["commit"]})  # fmt: skip
+    return result
+
+
+def record(warehouse: Warehouse, snap: SpecSnapshot, result: Verification, commit: str) -> None:
+    """weight_files and tensor_hashes rows for this manifest, in one short transaction."""
+    lfs = {f["path"]: f.get("lfs_sha256") for f in ArtifactStore(snap.platform.artifacts_path)
+           .ref("raw_weights", snap.spec.name)["files"]}  # fmt: skip
+    files = [[result.digest, snap.spec.name, commit, f["path"], f["size"], f["sha256"], lfs.get(f["path"])]
+             for f in result.manifest["files"]]  # fmt: skip
+    tensors = [
+        [result.digest, f["path"], t["name"], t["dtype"], t["shape"], t["data_begin"], t["data_end"], t["sha256"]]
+        for f in result.manifest["files"]
+        for t in f.get("tensors", [])
+    ]
+    with warehouse.write() as con:
+        con.execute("DELETE FROM tensor_hashes WHERE manifest_digest = ?", [result.digest])
+        con.execute("DELETE FROM weight_files WHERE manifest_digest = ?", [result.digest])
+        con.executemany("INSERT INTO weight_files (manifest_digest, model, source_commit, path, size_bytes, sha256,"
+                        " lfs_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)", files)  # fmt: skip
+        if tensors:
+            con.executemany("INSERT INTO tensor_hashes VALUES (?, ?, ?, ?, ?, ?, ?, ?)", tensors)
