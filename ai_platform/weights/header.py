@@ -12,7 +12,6 @@ trailing bytes (a polyglot file is refused), and JSON keys must be unique.
 from __future__ import annotations
 
 import json
-import math
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +84,32 @@ def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return seen
 
 
+def _parse_int(literal: str) -> int | float:
+    # Negative literals (including "-0") stay floats so they fail the unsigned checks, as the
+    # reference reader refuses them; digits past U64 range are refused before int() sees them.
+    if literal.startswith("-"):
+        return float(literal)
+    if len(literal) > 20:
+        raise ValueError(f"integer {literal[:20]}... exceeds 64 bits")
+    return int(literal)
+
+
+def _encodable(value: object) -> None:
+    """Every string must encode back to UTF-8 (JSON escapes can spell lone surrogates)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise HeaderEncodingError(f"string {value!r} holds a lone surrogate escape") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _encodable(key)
+            _encodable(item)
+    elif isinstance(value, list):
+        for item in value:
+            _encodable(item)
+
+
 def _is_uint(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= U64_MAX
 
@@ -115,13 +140,14 @@ def _parse(prefix: bytes, file_size: int) -> Header:
     if not text.startswith("{"):
         raise HeaderEncodingError("header does not start with '{'")
     try:
-        doc = json.loads(text.rstrip(" "), object_pairs_hook=_no_duplicates)
+        doc = json.loads(text.rstrip(" "), object_pairs_hook=_no_duplicates, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         raise HeaderEncodingError(f"header is not valid JSON: {exc.msg} at header byte {exc.pos}") from None
     except RecursionError:
         raise HeaderEncodingError("header JSON nests too deeply") from None
-    if not isinstance(doc, dict):
-        raise HeaderEncodingError("header JSON is not an object")
+    except ValueError as exc:  # e.g. an integer literal past Python's digit limit
+        raise HeaderEncodingError(f"header JSON has an unreadable value: {exc}") from None
+    _encodable(doc)  # a starting "{" and a successful parse make `doc` an object
 
     metadata = doc.pop("__metadata__", {})
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
@@ -161,11 +187,17 @@ def _tensor(name: str, entry: object, data_start: int) -> TensorInfo:
     begin, end = offsets
     if end < begin:
         raise OffsetLayoutError(f"tensor {name!r}: data_offsets end {end} < begin {begin}")
-    bits = math.prod(shape) * DTYPE_BITS[dtype]  # Python ints: no silent overflow
+    elements = 1
+    for dim in shape:  # left to right, checked at each step, as the reference reader does
+        elements *= dim
+        if elements > U64_MAX:
+            shown = f"{shape[:8]}{'...' if len(shape) > 8 else ''}"
+            raise TensorSizeError(f"tensor {name!r}: shape {shown} x {dtype} overflows 64 bits")
+    bits = elements * DTYPE_BITS[dtype]
     if bits > U64_MAX:
-        raise TensorSizeError(f"tensor {name!r}: shape {shape} x {dtype} overflows 64 bits")
+        raise TensorSizeError(f"tensor {name!r}: {elements} x {dtype} overflows 64 bits")
     if bits % 8:
-        raise TensorSizeError(f"tensor {name!r}: {math.prod(shape)} x {dtype} is not a whole number of bytes")
+        raise TensorSizeError(f"tensor {name!r}: {elements} x {dtype} is not a whole number of bytes")
     if bits // 8 != end - begin:
         raise TensorSizeError(
             f"tensor {name!r}: shape {shape} x {dtype} is {bits // 8} bytes but data_offsets span {end - begin}"
@@ -179,6 +211,7 @@ def read_header(path: Path) -> Header:
     size = path.stat().st_size
     with path.open("rb") as f:
         first = f.read(8)
-        need = 8 + struct.unpack("<Q", first)[0] if len(first) == 8 else 8
-        prefix = first + f.read(max(0, min(need, 8 + MAX_HEADER_BYTES) - 8))
+        n = struct.unpack("<Q", first)[0] if len(first) == 8 else 0
+        # Read the header only when its length is plausible; parse_header names the problem otherwise.
+        prefix = first + (f.read(n) if n <= MAX_HEADER_BYTES and 8 + n <= size else b"")
     return parse_header(prefix, size, str(path))
