@@ -47,6 +47,10 @@ def _walk(path: Path, spans: Iterable[tuple[str, int, int]]) -> dict[str, str]:
     return digests
 
 
+def sha256_file(path: Path) -> str:
+    return _walk(path, [("", 0, path.stat().st_size)])[""]
+
+
 @dataclass(frozen=True)
 class FileHashes:
     path: Path
@@ -68,13 +72,13 @@ def hash_files(
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sha256") as pool:
         jobs: list[tuple[Path, Future[dict[str, str]], Future[dict[str, str]] | None]] = []
         for p in sorted(paths, key=lambda q: -q.stat().st_size):  # big files first: better packing
-            whole = pool.submit(_walk, p, [("", 0, p.stat().st_size)])
+            whole = pool.submit(sha256_file, p)
             header = headers[p]
             spans = [(t.name, t.begin, t.end) for t in header.tensors] if header else None
             jobs.append((p, whole, pool.submit(_walk, p, spans) if spans else None))
         results = {}
         for p, whole, tensors in jobs:
-            results[p] = FileHashes(p, p.stat().st_size, whole.result()[""], headers[p],
+            results[p] = FileHashes(p, p.stat().st_size, whole.result(), headers[p],
                                     tensors.result() if tensors else {})  # fmt: skip
             if on_done:
                 on_done(p, results[p].size)

@@ -9,7 +9,6 @@ manifest (or to the hub's LFS sha256), and records both in the warehouse.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,14 +19,7 @@ from ai_platform.errors import WeightsError
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
 from ai_platform.weights import manifest as wm
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(8 << 20):
-            h.update(chunk)
-    return h.hexdigest()
+from ai_platform.weights.hashing import sha256_file
 
 
 def _hub_download(source: HubSource, dest_root: Path) -> tuple[str, Path, dict[str, str]]:
@@ -47,14 +39,14 @@ def _hub_download(source: HubSource, dest_root: Path) -> tuple[str, Path, dict[s
 def fetch_raw(snap: SpecSnapshot) -> dict[str, Any]:
     """Pin the model's source and record path, size and sha256 of every file."""
     source = snap.spec.source
+    if source.allow_pickle:  # refused before anything is downloaded
+        raise WeightsError("allow_pickle: pickle weights need a clean picklescan report; scanning is not built yet")
     if isinstance(source, LocalSource):
         folder, commit, lfs = snap.platform.file(source.path), snap.commit.sha, {}
     else:
         commit, folder, lfs = _hub_download(source, snap.platform.artifacts_path / "hub")
-    if source.allow_pickle:
-        raise WeightsError("allow_pickle: pickle weights need a clean picklescan report; scanning is not built yet")
     files = [
-        {"path": rel, "size": (folder / rel).stat().st_size, "sha256": _sha256_file(folder / rel),
+        {"path": rel, "size": (folder / rel).stat().st_size, "sha256": sha256_file(folder / rel),
          "lfs_sha256": lfs.get(rel)}
         for rel in wm.scan(folder)
     ]  # fmt: skip
