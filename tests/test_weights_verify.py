@@ -141,3 +141,11 @@ def test_cli_bad_input_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     done = run(str(tmp_path))
     assert done.returncode == 1 and done.stderr.startswith("error: ") and "Traceback" not in done.stderr
     assert "not valid JSON" in done.stderr
+
+
+def test_hub_download_bookkeeping_is_not_part_of_the_model(model: Path) -> None:
+    """snapshot_download(local_dir=...) leaves .cache/huggingface/ beside the files; it is not a model file."""
+    before = scan(model)
+    (model / ".cache/huggingface/download").mkdir(parents=True)
+    (model / ".cache/huggingface/download/model.safetensors.metadata").write_text("sha\netag\n")
+    assert scan(model) == before

@@ -31,7 +31,9 @@ def scan(folder: Path) -> list[str]:
     root = folder.resolve()
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        top = Path(dirpath) == folder
+        # huggingface_hub keeps its download bookkeeping in <local_dir>/.cache/huggingface
+        dirnames[:] = sorted(d for d in dirnames if d != ".git" and not (top and d == ".cache"))
         for name in sorted(filenames):
             path = Path(dirpath) / name
             relative = path.relative_to(folder).as_posix()
