@@ -33,9 +33,6 @@ def snapshot_model_spec(repo: Path, home: Path, model: str, ref: str = "HEAD") -
     commit, platform = load_at(repo, home, ref)
     spec = platform.model(model)
     snapshot = SpecSnapshot(commit=commit, platform=platform, spec=spec, digest=spec_digest(spec))
-    store = ArtifactStore(platform.artifacts_path)
-    store.put_json(spec.model_dump(mode="json"))
-    store.set_ref("model_spec", model, snapshot.record())
     # The pin sits at a fixed place under home: later stages find the commit (and so the
     # artifacts location from that commit's platform.yaml) without re-reading the branch.
     ArtifactStore(home).set_ref("pins", model, snapshot.record())

@@ -48,7 +48,7 @@ def raw_weights(context: dg.AssetExecutionContext, platform_repo: PlatformRepoRe
 def verified_weights(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
     snap = platform_repo.pinned(context.partition_key)
     result = verify(snap)
-    record(platform_repo.warehouse(snap), snap, result, snap.commit.sha)
+    record(platform_repo.warehouse(snap), snap, result)
     tensors = sum(len(f.get("tensors", [])) for f in result.manifest["files"])
     check = dg.AssetCheckResult(
         check_name=VERIFIED.name,

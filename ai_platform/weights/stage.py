@@ -64,6 +64,8 @@ class Verification:
     problems: list[str]
     against: str  # what the weights were held to
     identical_to_reference: float | None
+    source_commit: str  # the hub commit, or the platform-repo commit for a local source
+    lfs_sha256: dict[str, str | None]
 
     @property
     def passed(self) -> bool:
@@ -95,20 +97,19 @@ def verify(snap: SpecSnapshot) -> Verification:
         fraction = wm.identical_fraction(actual, wm.load(snap.platform.file(snap.spec.verification.reference_manifest)))
         if fraction == 1.0:
             problems.append("every tensor is byte-identical to the reference model: not a fine-tune")
-    result = Verification(actual, wm.digest(actual), problems, against, fraction)
-    store.put_bytes(canonical_json(actual))
+    lfs = {f["path"]: f.get("lfs_sha256") for f in raw["files"]}
+    result = Verification(actual, wm.digest(actual), problems, against, fraction, raw["commit"], lfs)
+    store.put_json(actual)
     if result.passed:
         store.set_ref("verified_weights", snap.spec.name, {"folder": str(folder), "digest": result.digest,
                                                            "commit": raw["commit"]})  # fmt: skip
     return result
 
 
-def record(warehouse: Warehouse, snap: SpecSnapshot, result: Verification, commit: str) -> None:
+def record(warehouse: Warehouse, snap: SpecSnapshot, result: Verification) -> None:
     """weight_files and tensor_hashes rows for this manifest, in one short transaction."""
-    lfs = {f["path"]: f.get("lfs_sha256") for f in ArtifactStore(snap.platform.artifacts_path)
-           .ref("raw_weights", snap.spec.name)["files"]}  # fmt: skip
-    files = [[result.digest, snap.spec.name, commit, f["path"], f["size"], f["sha256"], lfs.get(f["path"])]
-             for f in result.manifest["files"]]  # fmt: skip
+    files = [[result.digest, snap.spec.name, result.source_commit, f["path"], f["size"], f["sha256"],
+              result.lfs_sha256.get(f["path"])] for f in result.manifest["files"]]  # fmt: skip
     tensors = [
         [result.digest, f["path"], t["name"], t["dtype"], t["shape"], t["data_begin"], t["data_end"], t["sha256"]]
         for f in result.manifest["files"]
