@@ -133,6 +133,48 @@ def weights_verify(args: argparse.Namespace) -> int:
     return 0 if result["ok"] else 1
 
 
+def prompts_compile(args: argparse.Namespace) -> int:
+    from ai_platform.prompts.compiler import compile_file
+
+    results, failed = [], 0
+    for path in args.files:
+        try:
+            compiled = compile_file(Path(path))
+        except PlatformError as exc:  # report every file, not just the first that fails
+            failed += 1
+            results.append({"path": path, "ok": False, "error": str(exc)})
+            print(str(exc), file=sys.stderr)
+            continue
+        for warning in compiled.warnings:
+            print(str(warning), file=sys.stderr)
+        entry = {"path": path, "ok": True, "name": compiled.name, "version": compiled.version,
+                 "warnings": [str(w) for w in compiled.warnings]}  # fmt: skip
+        if args.out:
+            out = Path(args.out) / f"{compiled.name}.json"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(compiled.canonical() + b"\n")
+            entry["out"] = str(out)
+        results.append(entry)
+    lines = [f"{r['path']}: {r['name']} sha256:{r['version']}" for r in results if r["ok"]]
+    lines.append(f"{len(results) - failed} compiled, {failed} failed")
+    _emit(args, {"ok": not failed, "prompts": results}, "\n".join(lines))
+    return 1 if failed else 0
+
+
+def prompts_render(args: argparse.Namespace) -> None:
+    from ai_platform.prompts.compiler import compile_file
+    from ai_platform.prompts.render import parse_cli_values, request_body
+
+    compiled = compile_file(Path(args.file))
+    values = parse_cli_values(compiled.document, args.var)
+    body = request_body(compiled.document, values, model=args.model)
+    human = []
+    for message in body["messages"]:
+        human += [f"--- {message['role']}", message["content"]]
+    human += ["--- request body", json.dumps(body, ensure_ascii=False, indent=2)]
+    _emit(args, {"version": compiled.version, "body": body}, "\n".join(human))
+
+
 # ---------------------------------------------------------------- parser
 
 
@@ -169,6 +211,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", help="a base model's manifest: report the share of identical tensors")
     p.add_argument("--write-manifest", help="write the computed manifest here")
 
+    prompts = areas.add_parser("prompts", help="the .prompt DSL").add_subparsers(dest="command", required=True)
+    p = command(prompts, "compile", prompts_compile, "compile .prompt files; errors as path:line:col: message")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--out", help="write each compiled prompt as DIR/<name>.json")
+    p = command(prompts, "render", prompts_render, "print a prompt's messages and request body for given variables")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
+                   help="a variable (repeatable); non-string types are read as JSON")  # fmt: skip
+    p.add_argument("--model", default="model", help="the model name to put in the request body")
+
     p = areas.add_parser("sql", help="read-only query for analysts", description="read-only query for analysts")
     p.set_defaults(handler=sql)
     p.add_argument("query")
@@ -187,6 +239,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `| head` closed stdout: not an error of ours, and no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     return code or 0
 
 

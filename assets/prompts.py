@@ -1,9 +1,27 @@
 """compiled_prompts and prompt_bundle: .prompt files into schema-enforced requests."""
 
+import json
+
 import dagster as dg
 
-from ai_platform.errors import StageNotBuiltError
+from ai_platform.prompts.render import request_body
+from ai_platform.prompts.stage import (
+    build_bundle,
+    compile_model_prompts,
+    example_values,
+    record_versions,
+    serveability,
+    stored_prompts,
+)
 from assets.partitions import models_partitions
+from assets.resources import PlatformRepoResource
+
+SERVEABLE = dg.AssetCheckSpec(
+    "prompts_serveable",
+    asset="compiled_prompts",
+    blocking=True,
+    description="Each stored schema is valid 2020-12, passes vLLM's xgrammar rules, compiles, and an example renders.",
+)
 
 
 @dg.asset(
@@ -12,10 +30,27 @@ from assets.partitions import models_partitions
     group_name="prompts",
     kinds={"json"},
     owners=["team:prompt-owners"],
+    check_specs=[SERVEABLE],
     description="Every prompt the spec uses, compiled to canonical JSON with a JSON Schema 2020-12 output.",
 )
-def compiled_prompts() -> dg.MaterializeResult:
-    raise StageNotBuiltError("compiled_prompts", issue=4)
+def compiled_prompts(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
+    snap = platform_repo.pinned(context.partition_key)
+    prompts = compile_model_prompts(snap)
+    record_versions(platform_repo.warehouse(snap), snap, prompts)
+    for warning in (w for p in prompts.prompts for w in p.warnings):
+        context.log.warning(str(warning))
+    documents = stored_prompts(snap)
+    problems = [problem for document in documents for problem in serveability(snap, document)]
+    metadata: dict[str, dg.RawMetadataValue] = {"commit": snap.commit.sha, "versions": prompts.versions()}
+    for document in documents:
+        body = request_body(document, example_values(snap, document), model=snap.spec.name)
+        metadata[f"{document['name']}/output_schema"] = dg.MetadataValue.json(document["output_schema"] or {})
+        metadata[f"{document['name']}/example_request"] = dg.MetadataValue.md(
+            f"```json\n{json.dumps(body, ensure_ascii=False, indent=2)}\n```"
+        )
+    check = dg.AssetCheckResult(check_name=SERVEABLE.name, passed=not problems,
+                                metadata={"problems": "\n".join(problems) or "none"})  # fmt: skip
+    return dg.MaterializeResult(metadata=metadata, check_results=[check], data_version=dg.DataVersion(prompts.digest))
 
 
 @dg.asset(
@@ -26,5 +61,15 @@ def compiled_prompts() -> dg.MaterializeResult:
     owners=["team:prompt-owners"],
     description="All compiled prompts of a model as one small OCI artifact; hot-reloaded by the gateway.",
 )
-def prompt_bundle() -> dg.MaterializeResult:
-    raise StageNotBuiltError("prompt_bundle", issue=4)
+def prompt_bundle(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
+    snap = platform_repo.pinned(context.partition_key)
+    descriptor = build_bundle(snap)
+    return dg.MaterializeResult(
+        metadata={
+            "digest": descriptor.digest,
+            "size": descriptor.size,
+            "commit": snap.commit.sha,
+            "ref": f"{snap.spec.name}-prompts",
+        },
+        data_version=dg.DataVersion(descriptor.digest.removeprefix("sha256:")),
+    )

@@ -31,8 +31,15 @@ class SchemaNotationError(PromptError):
 
 def compile_schema(value: Any) -> dict[str, Any]:
     """The JSON Schema document for a notation value, with `$schema` declared."""
-    schema, _ = _compile(value, ())
-    return {"$schema": DRAFT, **schema}
+    return {"$schema": DRAFT, **compile_notation(value)}
+
+
+def compile_notation(value: Any) -> dict[str, Any]:
+    """The JSON Schema for a notation value (no `$schema`: it may be embedded)."""
+    schema, optional = _compile(value, ())
+    if optional:
+        raise SchemaNotationError((), "the top-level type cannot be optional")
+    return schema
 
 
 def _compile(value: Any, where: tuple[str | int, ...]) -> tuple[dict[str, Any], bool]:

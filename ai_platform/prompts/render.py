@@ -1,0 +1,71 @@
+"""Compiled prompt + variables -> chat messages and the request body for vLLM.
+
+Values are checked against each variable's schema before anything is rendered,
+and inserted as text in one pass: a value is never read as a template.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ai_platform.prompts.source import RenderError
+from ai_platform.prompts.template import substitute
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def check_values(document: dict[str, Any], values: dict[str, Any]) -> dict[str, str]:
+    """Every variable's text, or a RenderError naming the first bad variable."""
+    from jsonschema import Draft202012Validator
+
+    declared = {v["name"]: v for v in document["variables"]}
+    unknown = sorted(values.keys() - declared.keys())
+    if unknown:
+        known = ", ".join(declared) or "none"
+        raise RenderError(f"{document['name']}: unknown variable '{unknown[0]}' (declared: {known})")
+    texts = {}
+    for name, variable in declared.items():
+        if name not in values:
+            if variable["required"]:
+                raise RenderError(f"{document['name']}: missing variable '{name}'")
+            texts[name] = ""
+            continue
+        error = next(iter(Draft202012Validator(variable["schema"]).iter_errors(values[name])), None)
+        if error is not None:
+            where = "".join(f"[{p!r}]" for p in error.absolute_path)
+            raise RenderError(f"{document['name']}: variable '{name}'{where}: {error.message}")
+        texts[name] = _as_text(values[name])
+    return texts
+
+
+def render_messages(document: dict[str, Any], values: dict[str, Any]) -> list[dict[str, str]]:
+    texts = check_values(document, values)
+    return [{"role": m["role"], "content": substitute(m["content"], texts.__getitem__)} for m in document["messages"]]
+
+
+def request_body(document: dict[str, Any], values: dict[str, Any], model: str) -> dict[str, Any]:
+    """The OpenAI-compatible /v1/chat/completions body: messages, params, response_format."""
+    return {"model": model, "messages": render_messages(document, values), **document["params"],
+            **document["request"]}  # fmt: skip
+
+
+def parse_cli_values(document: dict[str, Any], pairs: list[str]) -> dict[str, Any]:
+    """`k=v` pairs: a string variable takes v as is; any other type reads v as JSON."""
+    declared = {v["name"]: v["schema"] for v in document["variables"]}
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep:
+            raise RenderError(f"--var {pair!r}: expected NAME=VALUE")
+        schema = declared.get(name, {"type": "string"})
+        if schema.get("type") == "string" or all(isinstance(e, str) for e in schema.get("enum", [0])):
+            values[name] = text
+            continue
+        try:
+            values[name] = json.loads(text)
+        except ValueError:
+            raise RenderError(f"variable '{name}': {text!r} is not JSON (its type is {schema.get('type')})") from None
+    return values
