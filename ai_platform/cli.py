@@ -104,7 +104,7 @@ def weights_verify(args: argparse.Namespace) -> int:
 
     folder = Path(args.dir)
     started = time.monotonic()
-    actual = wm.build_manifest(folder)
+    actual = wm.build_manifest(folder, allow_pickle=args.allow_pickle)
     seconds = time.monotonic() - started
     problems = wm.compare(actual, wm.load(Path(args.manifest))) if args.manifest else []
     result: dict[str, Any] = {
@@ -210,6 +210,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--manifest", help="a trusted manifest to hold the weights to")
     p.add_argument("--reference", help="a base model's manifest: report the share of identical tensors")
     p.add_argument("--write-manifest", help="write the computed manifest here")
+    p.add_argument("--allow-pickle", action="store_true",
+                   help="accept pickle weights (.bin .pt ...) that picklescan reports clean")  # fmt: skip
 
     prompts = areas.add_parser("prompts", help="the .prompt DSL").add_subparsers(dest="command", required=True)
     p = command(prompts, "compile", prompts_compile, "compile .prompt files; errors as path:line:col: message")

@@ -31,6 +31,18 @@ class WeightsError(PlatformError):
     """Weights are unsafe, malformed, or do not match what was trusted."""
 
 
+class UnsafePickleError(WeightsError):
+    """A pickle-format weights file picklescan did not report clean (or could not scan)."""
+
+
+class UnsafeRepoPathError(WeightsError):
+    """A hub listing names a file outside the snapshot (absolute, `..`, backslash, NUL)."""
+
+
+class SigningToolMissingError(WeightsError):
+    """The model spec names a signature but the `model-signing` package is not installed."""
+
+
 class PromptError(PlatformError):
     """A .prompt file or a schema notation is invalid; message is `path:line:col: ...`."""
 

@@ -14,16 +14,17 @@ from typing import Any
 
 from ai_platform.artifacts import canonical_json, sha256_hex
 from ai_platform.errors import WeightsError
+from ai_platform.weights import pickles
 from ai_platform.weights.hashing import hash_files
 
 SCHEMA = "ai-platform.weights-manifest/v1"
-PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 
 
-def scan(folder: Path) -> list[str]:
+def scan(folder: Path, *, allow_pickle: bool = False) -> list[str]:
     """Relative paths of the files under `folder`, refusing what must never be loaded.
 
-    Refused: links that leave the folder, and pickle-based weights (they run code on load).
+    Refused: links that leave the folder, and pickle-based weights (they run code on load)
+    unless the spec opts in with `allow_pickle` and picklescan reports each one clean.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -39,11 +40,17 @@ def scan(folder: Path) -> list[str]:
             relative = path.relative_to(folder).as_posix()
             if path.is_symlink() and not path.resolve().is_relative_to(root):
                 raise WeightsError(f"{relative}: symlink points outside the snapshot ({os.readlink(path)})")
-            if path.suffix in PICKLE_SUFFIXES:
-                raise WeightsError(f"{relative}: pickle-based weights are refused (they can run code when loaded)")
+            if pickles.is_pickle(path):
+                if not allow_pickle:
+                    raise WeightsError(
+                        f"{relative}: pickle-based weights are refused (they can run code when loaded);"
+                        " opt in with source.allow_pickle to accept a clean picklescan report"
+                    )
+                pickles.check(path, relative)
             found.append(relative)
-    if not any(p.endswith(".safetensors") for p in found):
-        raise WeightsError(f"{folder}: no .safetensors files")
+    if not any(p.endswith(".safetensors") or (allow_pickle and pickles.is_pickle(p)) for p in found):
+        kinds = ".safetensors or opted-in pickle" if allow_pickle else ".safetensors"
+        raise WeightsError(f"{folder}: no weights ({kinds} files)")
     return found
 
 
@@ -60,10 +67,16 @@ def second_opinion(path: Path, names: set[str]) -> None:
         raise WeightsError(f"{path.name}: the safetensors library sees other tensors ({sorted(theirs ^ names)})")
 
 
-def build_manifest(folder: Path, *, on_done: Callable[[Path, int], None] | None = None) -> dict[str, Any]:
-    """Validate and hash every file of a model folder into a manifest."""
+def build_manifest(
+    folder: Path, *, allow_pickle: bool = False, on_done: Callable[[Path, int], None] | None = None
+) -> dict[str, Any]:
+    """Validate and hash every file of a model folder into a manifest.
+
+    Pickle files (opted in, scanned clean) get a file-level sha256 only: their
+    tensors cannot be located without unpickling, which is what we refuse to do.
+    """
     folder = Path(folder)
-    relative = scan(folder)
+    relative = scan(folder, allow_pickle=allow_pickle)
     hashed = hash_files([folder / r for r in relative], on_done=on_done)
     files = []
     for rel, h in zip(relative, hashed, strict=True):

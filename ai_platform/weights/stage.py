@@ -39,8 +39,6 @@ def _hub_download(source: HubSource, dest_root: Path) -> tuple[str, Path, dict[s
 def fetch_raw(snap: SpecSnapshot) -> dict[str, Any]:
     """Pin the model's source and record path, size and sha256 of every file."""
     source = snap.spec.source
-    if source.allow_pickle:  # refused before anything is downloaded
-        raise WeightsError("allow_pickle: pickle weights need a clean picklescan report; scanning is not built yet")
     if isinstance(source, LocalSource):
         folder, commit, lfs = snap.platform.file(source.path), snap.commit.sha, {}
     else:
@@ -48,7 +46,7 @@ def fetch_raw(snap: SpecSnapshot) -> dict[str, Any]:
     files = [
         {"path": rel, "size": (folder / rel).stat().st_size, "sha256": sha256_file(folder / rel),
          "lfs_sha256": lfs.get(rel)}
-        for rel in wm.scan(folder)
+        for rel in wm.scan(folder, allow_pickle=source.allow_pickle)  # picklescan runs here
     ]  # fmt: skip
     record = {"model": snap.spec.name, "source": source.model_dump(mode="json"), "commit": commit,
               "folder": str(folder), "files": files}  # fmt: skip
@@ -76,7 +74,7 @@ def verify(snap: SpecSnapshot) -> Verification:
     store = ArtifactStore(snap.platform.artifacts_path)
     raw = store.ref("raw_weights", snap.spec.name)
     folder = Path(raw["folder"])
-    actual = wm.build_manifest(folder)
+    actual = wm.build_manifest(folder, allow_pickle=snap.spec.source.allow_pickle)
     problems: list[str] = []
     trusted_path = snap.spec.verification.manifest
     if trusted_path:
