@@ -1,5 +1,5 @@
-"""Acceptance: under the contract_review JSON schema, the demo model's greedy replies to every
-eval case parse, validate and finish by stop, on the real vLLM CPU build."""
+"""Acceptance: the compiled contract_review.prompt, rendered for every eval case and sent as is,
+gets greedy replies that parse, validate and finish by stop, on the real vLLM CPU build."""
 
 from __future__ import annotations
 
@@ -13,37 +13,39 @@ import jsonschema
 import pytest
 
 from ai_platform.demo.model import SYSTEM_PROMPT
+from ai_platform.prompts.compiler import compile_file
+from ai_platform.prompts.render import request_body
 from ai_platform.prompts.schema import compile_schema
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
-
-# The output_schema of the reference prompt (PROMPT_DSL.md), in schema notation.
-CONTRACT_REVIEW = {
-    "risk_points": [{"point": "string", "level": "enum[高,中,低]", "basis": "string", "suggestion": "string"}]
-}
+GREEDY = {"temperature": 0, "max_tokens": 512}
 
 
-def ask(base_url: str, text: str, schema: dict[str, Any]) -> dict[str, Any]:
-    body = {
-        "model": "contract-reviewer",
-        "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}],
-        "temperature": 0,
-        "max_tokens": 512,
-        "response_format": {
-            "type": "json_schema",
-            "json_schema": {"name": "contract_review", "schema": schema, "strict": True},
-        },
-    }
+def post(base_url: str, body: dict[str, Any]) -> dict[str, Any]:
     response = httpx.post(f"{base_url}/v1/chat/completions", json=body, timeout=120)
     response.raise_for_status()
     return response.json()
 
 
+def ask(base_url: str, text: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """A hand-built request with an ad-hoc schema (for schemas no prompt file declares)."""
+    body = {
+        "model": "contract-reviewer",
+        "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}],
+        **GREEDY,
+        "response_format": {"type": "json_schema", "json_schema": {"name": "adhoc", "schema": schema, "strict": True}},
+    }
+    return post(base_url, body)
+
+
 def test_every_eval_case_parses_validates_and_stops(demo_vllm, demo_repo: Path) -> None:
-    schema = compile_schema(CONTRACT_REVIEW)
+    document = compile_file(demo_repo / "prompts/contract_review.prompt").document
+    schema = document["output_schema"]
     cases = [json.loads(line) for line in (demo_repo / "evals/contract_review.jsonl").read_text().splitlines()]
+    bodies = [{**request_body(document, c["vars"], model="contract-reviewer"), **GREEDY} for c in cases]
+    assert bodies[0]["messages"][0]["content"] == SYSTEM_PROMPT  # the prompt file says what training saw
     with ThreadPoolExecutor(max_workers=8) as pool:
-        replies = list(pool.map(lambda c: ask(demo_vllm.base_url, c["vars"]["input_pdf_text"], schema), cases))
+        replies = list(pool.map(lambda body: post(demo_vllm.base_url, body), bodies))
     problems = []
     exact = 0
     for case, reply in zip(cases, replies, strict=True):

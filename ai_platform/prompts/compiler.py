@@ -203,7 +203,7 @@ def _variables(
 def _output_schema(src: Source, entry: Entry) -> dict[str, Any]:
     schema = _notation(src, entry)
     document = {"$schema": DRAFT, **schema}
-    found = engine.problems(document)
+    found = engine.problems(document, meta=False)
     if found:
         raise src.error(EngineCompatibilityError, entry.value_at, "; ".join(found))
     return document
