@@ -14,26 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
-from ai_platform.config import HubSource, LocalSource
+from ai_platform.config import LocalSource
 from ai_platform.errors import WeightsError
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
+from ai_platform.weights import hub
 from ai_platform.weights import manifest as wm
 from ai_platform.weights.hashing import sha256_file
-
-
-def _hub_download(source: HubSource, dest_root: Path) -> tuple[str, Path, dict[str, str]]:
-    """(commit sha, folder, LFS sha256 by path): `revision` resolved first, then that commit only."""
-    from huggingface_hub import HfApi, snapshot_download
-
-    info = HfApi().model_info(source.repo_id, revision=source.revision, files_metadata=True)
-    sha = info.sha
-    if not sha:
-        raise WeightsError(f"{source.repo_id}@{source.revision}: the hub returned no commit sha")
-    lfs = {s.rfilename: s.lfs.sha256 for s in info.siblings or [] if s.lfs}
-    folder = dest_root / source.repo_id.replace("/", "--") / sha
-    snapshot_download(source.repo_id, revision=sha, allow_patterns=source.allow_patterns, local_dir=folder)
-    return sha, folder, lfs
 
 
 def fetch_raw(snap: SpecSnapshot) -> dict[str, Any]:
@@ -41,12 +28,19 @@ def fetch_raw(snap: SpecSnapshot) -> dict[str, Any]:
     source = snap.spec.source
     if isinstance(source, LocalSource):
         folder, commit, lfs = snap.platform.file(source.path), snap.commit.sha, {}
+        present = wm.scan(folder, allow_pickle=source.allow_pickle)  # picklescan runs here
     else:
-        commit, folder, lfs = _hub_download(source, snap.platform.artifacts_path / "hub")
+        pulled = hub.download(source, snap.platform.artifacts_path / "hub")
+        folder, commit, lfs = pulled.folder, pulled.commit, pulled.lfs_sha256
+        present = wm.scan(folder, allow_pickle=source.allow_pickle)
+        if set(present) != set(pulled.files):  # exactly the vetted files of that commit, nothing else
+            missing, extra = sorted(set(pulled.files) - set(present)), sorted(set(present) - set(pulled.files))
+            raise WeightsError(f"{source.repo_id}@{commit}: the download does not match the vetted listing"
+                               f" (missing: {missing or 'none'}; unexpected: {extra or 'none'})")  # fmt: skip
     files = [
         {"path": rel, "size": (folder / rel).stat().st_size, "sha256": sha256_file(folder / rel),
          "lfs_sha256": lfs.get(rel)}
-        for rel in wm.scan(folder, allow_pickle=source.allow_pickle)  # picklescan runs here
+        for rel in present
     ]  # fmt: skip
     record = {"model": snap.spec.name, "source": source.model_dump(mode="json"), "commit": commit,
               "folder": str(folder), "files": files}  # fmt: skip
