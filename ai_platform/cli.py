@@ -100,35 +100,58 @@ def sql(args: argparse.Namespace) -> None:
 
 
 def weights_verify(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from ai_platform.artifacts import sha256_hex
+    from ai_platform.config import WeightsSignature
     from ai_platform.weights import manifest as wm
+    from ai_platform.weights import signing
 
     folder = Path(args.dir)
     started = time.monotonic()
     actual = wm.build_manifest(folder, allow_pickle=args.allow_pickle)
     seconds = time.monotonic() - started
     problems = wm.compare(actual, wm.load(Path(args.manifest))) if args.manifest else []
+    # model_signing names the subject after the folder; so do we, for the same statement
+    statement = signing.statement(actual, folder.resolve().name, allow_symlinks=signing.has_symlinks(folder, actual))
     result: dict[str, Any] = {
-        "ok": not problems,
+        "ok": True,
         "digest": wm.digest(actual),
         "files": len(actual["files"]),
         "tensors": sum(len(f.get("tensors", [])) for f in actual["files"]),
         "bytes": sum(f["size"] for f in actual["files"]),
         "seconds": round(seconds, 3),
+        "signing_subject": statement["subject"][0]["digest"]["sha256"],
         "problems": problems,
     }
     if args.reference:
         fraction = wm.identical_fraction(actual, wm.load(Path(args.reference)))
         result["identical_to_reference"] = fraction
         if fraction == 1.0:
-            result["problems"].append("every tensor is byte-identical to the reference model: not a fine-tune")
-            result["ok"] = False
+            problems.append("every tensor is byte-identical to the reference model: not a fine-tune")
+    if args.signature:
+        try:
+            signature = WeightsSignature(path=args.signature, public_key=args.public_key, identity=args.identity,
+                                         oidc_issuer=args.oidc_issuer)  # fmt: skip
+        except ValidationError as exc:
+            raise PlatformError(f"--signature: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+        problems += signing.verify_signature(folder, statement, signature, Path())
+        result["signature"] = args.signature
     if args.write_manifest:
         Path(args.write_manifest).write_bytes(canonical_json(actual) + b"\n")
+    if args.write_signing_manifest:
+        Path(args.write_signing_manifest).write_bytes(canonical_json(statement) + b"\n")
+        result["signing_manifest"] = sha256_hex(canonical_json(statement))
+    result["ok"] = not problems
     lines = [f"{folder}: {result['files']} files, {result['tensors']} tensors, {result['bytes']:,} bytes "
              f"in {seconds:.2f}s; digest sha256:{result['digest']}"]  # fmt: skip
     if "identical_to_reference" in result:
         lines.append(f"identical to reference: {result['identical_to_reference']:.1%} of tensors")
-    lines += [f"FAIL {p}" for p in result["problems"]] or (["ok: matches the manifest"] if args.manifest else [])
+    if "signing_manifest" in result:
+        lines.append(f"model-signing manifest sha256:{result['signing_manifest']} in {args.write_signing_manifest}")
+    lines += [f"FAIL {p}" for p in problems] or (["ok: matches the manifest"] if args.manifest else [])
+    if args.signature and not problems:
+        lines.append(f"ok: signature {args.signature} verifies and covers every file")
     _emit(args, result, "\n".join(lines))
     return 0 if result["ok"] else 1
 
@@ -212,6 +235,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--write-manifest", help="write the computed manifest here")
     p.add_argument("--allow-pickle", action="store_true",
                    help="accept pickle weights (.bin .pt ...) that picklescan reports clean")  # fmt: skip
+    p.add_argument("--write-signing-manifest", metavar="FILE",
+                   help="write the OpenSSF model-signing v1.0 statement of the folder here, ready to sign")  # fmt: skip
+    p.add_argument("--signature", help="a model-signing signature (Sigstore bundle) to verify the folder against")
+    p.add_argument("--public-key", help="the PEM public key the signature must verify with")
+    p.add_argument("--identity", help="Sigstore keyless: the signer identity (with --oidc-issuer)")
+    p.add_argument("--oidc-issuer", help="Sigstore keyless: the identity's OIDC issuer")
 
     prompts = areas.add_parser("prompts", help="the .prompt DSL").add_subparsers(dest="command", required=True)
     p = command(prompts, "compile", prompts_compile, "compile .prompt files; errors as path:line:col: message")

@@ -117,9 +117,31 @@ class HubSource(Strict):
 Source = Annotated[LocalSource | HubSource, Field(discriminator="kind")]
 
 
+class WeightsSignature(Strict):
+    """An OpenSSF model-signing signature over the weights, and who must have made it.
+
+    Key-based (`public_key`, a PEM file in the platform repo) or Sigstore keyless
+    (`identity` and `oidc_issuer`). Checked with the `model-signing` package.
+    """
+
+    path: str  # the signature (a Sigstore bundle) in the platform repo
+    public_key: str | None = None
+    identity: str | None = None
+    oidc_issuer: str | None = None
+
+    @model_validator(mode="after")
+    def _one_signer(self) -> WeightsSignature:
+        keyless = (self.identity, self.oidc_issuer)
+        ok = keyless == (None, None) if self.public_key is not None else all(keyless)
+        if not ok:
+            raise ValueError("give either public_key, or both identity and oidc_issuer")
+        return self
+
+
 class Verification(Strict):
     manifest: str | None = None  # a trusted manifest in the platform repo
     reference_manifest: str | None = None  # the base model, to flag byte-identical "fine-tunes"
+    signature: WeightsSignature | None = None
 
 
 class Calibration(Strict):

@@ -55,7 +55,15 @@ def verified_weights(context: dg.AssetExecutionContext, platform_repo: PlatformR
         passed=result.passed,
         metadata={"against": result.against, "problems": "\n".join(result.problems) or "none"},
     )
-    metadata = {"manifest_digest": f"sha256:{result.digest}", "tensors": tensors, "against": result.against}
+    metadata = {
+        "manifest_digest": f"sha256:{result.digest}",
+        "tensors": tensors,
+        "against": result.against,
+        # the OpenSSF model-signing statement, stored as an artifact under this digest, ready to sign
+        "signing_manifest": f"sha256:{result.signing_digest}",
+        "signing_subject": f"sha256:{result.signing_manifest['subject'][0]['digest']['sha256']}",
+        "signature": result.signature or "none named in the spec",
+    }
     if result.identical_to_reference is not None:
         metadata["identical_to_reference"] = result.identical_to_reference
     return dg.MaterializeResult(metadata=metadata, check_results=[check], data_version=dg.DataVersion(result.digest))

@@ -18,7 +18,7 @@ from ai_platform.config import LocalSource
 from ai_platform.errors import WeightsError
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
-from ai_platform.weights import hub
+from ai_platform.weights import hub, signing
 from ai_platform.weights import manifest as wm
 from ai_platform.weights.hashing import sha256_file
 
@@ -58,6 +58,9 @@ class Verification:
     identical_to_reference: float | None
     source_commit: str  # the hub commit, or the platform-repo commit for a local source
     lfs_sha256: dict[str, str | None]
+    signing_manifest: dict[str, Any]  # the OpenSSF model-signing v1.0 statement, ready to sign
+    signing_digest: str  # sha256 of its canonical JSON: its name in the artifact store
+    signature: str | None  # the signature it was checked against, if the spec names one
 
     @property
     def passed(self) -> bool:
@@ -89,12 +92,18 @@ def verify(snap: SpecSnapshot) -> Verification:
         fraction = wm.identical_fraction(actual, wm.load(snap.platform.file(snap.spec.verification.reference_manifest)))
         if fraction == 1.0:
             problems.append("every tensor is byte-identical to the reference model: not a fine-tune")
+    statement = signing.statement(actual, snap.spec.name, allow_symlinks=signing.has_symlinks(folder, actual))
+    signature = snap.spec.verification.signature
+    if signature:  # raises when model-signing is missing: a named signature never passes unchecked
+        problems += signing.verify_signature(folder, statement, signature, snap.platform.root)
     lfs = {f["path"]: f.get("lfs_sha256") for f in raw["files"]}
-    result = Verification(actual, wm.digest(actual), problems, against, fraction, raw["commit"], lfs)
+    result = Verification(actual, wm.digest(actual), problems, against, fraction, raw["commit"], lfs,
+                          statement, store.put_json(statement), signature.path if signature else None)  # fmt: skip
     store.put_json(actual)
     if result.passed:
         store.set_ref("verified_weights", snap.spec.name, {"folder": str(folder), "digest": result.digest,
-                                                           "commit": raw["commit"]})  # fmt: skip
+                                                           "commit": raw["commit"],
+                                                           "signing_manifest": result.signing_digest})  # fmt: skip
     return result
 
 
