@@ -169,12 +169,13 @@ def test_live_hub_download(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delenv("HF_ENDPOINT", raising=False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
-    from ai_platform.weights.manifest import build_manifest
+    from ai_platform.weights.hashing import sha256_file
 
-    got = hub.download(source(allow_patterns=["*.safetensors", "config.json"]).model_copy(
-        update={"repo_id": "hf-internal-testing/tiny-random-gpt2"}), tmp_path)  # fmt: skip
-    assert len(got.commit) == 40 and "config.json" in got.files
-    manifest = build_manifest(got.folder)
-    for entry in manifest["files"]:
-        if entry["path"] in got.lfs_sha256:
-            assert entry["sha256"] == got.lfs_sha256[entry["path"]], entry["path"]
+    live = source(allow_patterns=["*.safetensors", "config.json"]).model_copy(
+        update={"repo_id": "hf-internal-testing/tiny-random-gpt2"}
+    )
+    got = hub.download(live, tmp_path)
+    assert hub.COMMIT_SHA.fullmatch(got.commit) and "config.json" in got.files
+    assert sorted(p.name for p in got.folder.iterdir() if p.name != ".cache") == sorted(got.files)
+    for name, sha in got.lfs_sha256.items():  # the hub's LFS sha256 holds for the bytes it served
+        assert sha256_file(got.folder / name) == sha, name
