@@ -175,7 +175,7 @@ def prompts_compile(args: argparse.Namespace) -> int:
         if args.out:
             out = Path(args.out) / f"{compiled.name}.json"
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_bytes(compiled.canonical() + b"\n")
+            out.write_bytes(compiled.canonical())  # exactly the bytes whose sha256 is the version
             entry["out"] = str(out)
         results.append(entry)
     lines = [f"{r['path']}: {r['name']} sha256:{r['version']}" for r in results if r["ok"]]

@@ -117,11 +117,6 @@ def test_out_dir_writes_the_canonical_document(prompts: dict[str, Path], tmp_pat
         assert document["source"]["path"] == entry["path"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`--out` appends a newline after the canonical document, so the written file's sha256 is not the "
-    "version (PROMPT_DSL.md: the canonical document has no insignificant whitespace; its sha256 is the version)",
-)
 def test_out_file_bytes_hash_to_the_version(prompts: dict[str, Path], tmp_path: Path) -> None:
     done = run("compile", str(prompts["good"]), "--out", str(tmp_path), "--json")
     entry = json.loads(done.stdout)["prompts"][0]

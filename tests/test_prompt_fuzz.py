@@ -271,11 +271,6 @@ def test_lone_surrogate_in_a_json_string_is_a_positioned_error(escape: str) -> N
     assert str(error).startswith(f"{PATH}:2:11: lone ")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a quoted enum item is decoded with json.raw_decode, which lets a lone surrogate through; "
-    "the compiler then crashes with UnicodeEncodeError in canonical_json instead of a PromptError",
-)
 def test_lone_surrogate_inside_a_quoted_enum_item_is_a_prompt_error() -> None:
     # The notation text is enum["\ud800"]: the JSON level decodes \\ to \, the enum level sees \ud800.
     must_fail(b'user: "x"\noutput_schema: {"a": "enum[\\"\\\\ud800\\"]"}\n')

@@ -65,10 +65,10 @@ def _rules(schema: dict[str, Any]) -> Iterator[str]:
 
 
 def unsupported_features(schema: Any, pointer: str = "") -> list[tuple[str, str]]:
-    """(JSON pointer, reason) for every part of the schema vLLM's xgrammar backend rejects."""
+    """(JSON pointer, RFC 6901: "" is the whole schema; reason) for every part vLLM's xgrammar backend rejects."""
     found: list[tuple[str, str]] = []
     if isinstance(schema, dict):
-        found += [(pointer or "/", reason) for reason in _rules(schema)]
+        found += [(pointer, reason) for reason in _rules(schema)]
         for key, value in schema.items():
             found += unsupported_features(value, f"{pointer}/{_escape(str(key))}")
     elif isinstance(schema, list):
@@ -95,9 +95,9 @@ def problems(schema: dict[str, Any], *, meta: bool = True) -> list[str]:
         try:
             Draft202012Validator.check_schema(schema)
         except SchemaError as exc:
-            where = "/" + "/".join(_escape(str(p)) for p in exc.path)
+            where = "".join("/" + _escape(str(p)) for p in exc.path) or "(root)"
             return [f"not a valid JSON Schema 2020-12 at {where}: {exc.message}"]
-    found = [f"{pointer}: {reason}" for pointer, reason in unsupported_features(schema)]
+    found = [f"{pointer or '(root)'}: {reason}" for pointer, reason in unsupported_features(schema)]
     if not found:
         error = _xgrammar_error(canonical_json(schema).decode("utf-8"))
         if error:

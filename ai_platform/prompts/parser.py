@@ -6,7 +6,8 @@
 
 A triple-quoted string drops the line end right after its opening quotes and the
 one right before its closing quotes, and nothing else. CRLF line ends inside it
-become LF: a checkout's line-ending setting must not change a prompt's version.
+become LF, so the text a model sees does not depend on a checkout's line-ending
+setting (the version still changes: it records the source bytes' sha256).
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ def _value(src: Source, key: str, key_at: int, i: int) -> tuple[Entry, int]:
     if text[i] == '"':
         value, end = reader.string(i)
         offsets = reader.string_offsets(i)
-        return Entry(key, key_at, value, i, template=value,
+        positions.values[()] = i  # a string schema (`output_schema: "strng"`) points at itself
+        return Entry(key, key_at, value, i, template=value, positions=positions,
                      char_offset=lambda k: offsets[k] if k < len(offsets) else i), end  # fmt: skip
     if text[i] in "{[-0123456789tfn":
         if text.startswith("null", i):

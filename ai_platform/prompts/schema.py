@@ -58,7 +58,9 @@ def _compile(value: Any, where: tuple[str | int, ...]) -> tuple[dict[str, Any], 
     if isinstance(value, list):
         if len(value) != 1:
             raise SchemaNotationError(where, f"an array type takes exactly one element type, got {len(value)}")
-        items, _ = _compile(value[0], (*where, 0))
+        items, optional = _compile(value[0], (*where, 0))
+        if optional:  # an element is there or not; "optional" would be silently meaningless
+            raise SchemaNotationError((*where, 0), "an array's element type cannot be optional")
         return {"type": "array", "items": items}, False
     raise SchemaNotationError(where, f"expected a type name, object or array, got {json.dumps(value)}")
 
@@ -68,8 +70,11 @@ def _split_description(text: str) -> tuple[str, str | None]:
     depth, in_string, escaped = 0, False, False
     for i, ch in enumerate(text):
         if in_string:
-            escaped = not escaped and ch == "\\"
-            if ch == '"' and not escaped:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
                 in_string = False
             continue
         if ch == '"':
@@ -113,6 +118,8 @@ def _enum_items(body: str, where: tuple[str | int, ...]) -> list[str]:
                 item, end = json.JSONDecoder().raw_decode(body, i)
             except json.JSONDecodeError:
                 raise SchemaNotationError(where, "unterminated string in enum") from None
+            if any("\ud800" <= ch <= "\udfff" for ch in item):  # not encodable as UTF-8
+                raise SchemaNotationError(where, "lone surrogate in enum item")
             i = end
             while i < n and body[i] in " \t":
                 i += 1
