@@ -61,3 +61,7 @@ class StageNotBuiltError(PlatformError):
         self.stage = stage
         self.issue = issue
         super().__init__(f"stage '{stage}' is not built yet (tracked in issue {issue}); nothing was produced")
+
+
+class QuantizationError(PlatformError):
+    """Quantization could not run: bad calibration data, inputs that fail re-verification, a crashed workload."""

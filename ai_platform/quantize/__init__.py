@@ -1,0 +1,1 @@
+"""AWQ quantization: the workload (quantize environment) and the stage around it (platform)."""

@@ -1,0 +1,47 @@
+"""`python -m ai_platform.quantize [JOB.json]`, inside the quantize environment.
+
+Launched by Dagster Pipes (subprocess or Kubernetes pod), the job comes from the
+Pipes extras and the result goes back as a custom message. Run by hand, the job
+is a JSON file and the result is printed as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from ai_platform.errors import PlatformError
+
+
+def main(argv: list[str]) -> int:
+    from dagster_pipes import DAGSTER_PIPES_CONTEXT_ENV_VAR, open_dagster_pipes
+
+    from ai_platform.quantize.workload import run
+
+    if DAGSTER_PIPES_CONTEXT_ENV_VAR in os.environ:  # launched by a Pipes client
+        with open_dagster_pipes() as pipes:
+            try:
+                result = run(pipes.extras["job"], pipes.log.info)
+            except PlatformError as exc:  # expected: the asset raises it with this message, not "exit code 1"
+                pipes.log.error(str(exc))
+                result = {"error": str(exc), "error_type": type(exc).__name__}
+            pipes.report_custom_message(result)
+        return 0
+    if len(argv) != 1:
+        print("usage: python -m ai_platform.quantize JOB.json", file=sys.stderr)
+        return 2
+    result_out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # llm-compressor's logger writes to stdout; stdout carries the result JSON alone
+    try:
+        result = run(json.loads(Path(argv[0]).read_text(encoding="utf-8")), lambda m: print(m, file=sys.stderr))
+    except PlatformError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(result, indent=2), file=result_out, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

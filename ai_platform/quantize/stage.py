@@ -1,0 +1,104 @@
+"""The quantized_weights stage, platform side: the job for the workload, its result
+re-verified, the quality gates, and the warehouse record.
+
+The workload's report is not taken on trust: the output folder is hashed again
+here and must be named by its own manifest digest. Only a result whose every
+gate passed becomes the `quantized_weights` ref that later stages read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ai_platform.artifacts import ArtifactStore, canonical_json
+from ai_platform.config import Quantization
+from ai_platform.errors import QuantizationError
+from ai_platform.quantize import calibration, recipe
+from ai_platform.specs import SpecSnapshot
+from ai_platform.warehouse import Warehouse
+from ai_platform.weights import manifest as wm
+
+MODULE = "ai_platform.quantize"
+PPL_GATE = "perplexity_within_budget"
+KL_GATE = "kl_within_budget"
+
+
+@dataclass(frozen=True)
+class Quantized:
+    digest: str
+    folder: str
+    method: str
+    report: dict[str, Any] = field(default_factory=dict)  # the workload's figures; empty for method none
+    gates: dict[str, tuple[bool, str]] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return all(ok for ok, _ in self.gates.values())
+
+
+def job_for(snap: SpecSnapshot) -> dict[str, Any]:
+    """What the workload needs, as plain JSON (it travels as Pipes extras, possibly to a pod)."""
+    store = ArtifactStore(snap.platform.artifacts_path)
+    verified = store.ref("verified_weights", snap.spec.name)
+    q = snap.spec.quantization
+    files = calibration.files(snap.platform.file(q.calibration.path))
+    calibration.split(calibration.load(files), q.calibration.holdout_fraction, q.calibration.samples)  # fail here
+    return {"input_dir": verified["folder"], "input_manifest": str(store.blob_path(verified["digest"])),
+            "output_root": str(snap.platform.artifacts_path / "quantized"),
+            "calibration_files": [str(f) for f in files], "recipe": recipe.from_spec(q), "seed": 0}  # fmt: skip
+
+
+def gates(q: Quantization, report: dict[str, Any]) -> dict[str, tuple[bool, str]]:
+    increase, kl = report["ppl_increase"], report["kl_divergence"]
+    return {
+        PPL_GATE: (increase <= q.max_ppl_increase, f"perplexity {report['ppl_base']:.4f} -> "
+                   f"{report['ppl_quantized']:.4f} ({increase:+.2%}; max {q.max_ppl_increase:+.2%})"),
+        KL_GATE: (kl <= q.max_kl_divergence, f"mean KL(base || quantized) {kl:.5f} per token "
+                  f"(max {q.max_kl_divergence}); top-1 agreement {report['top1_agreement']:.2%}"),
+    }  # fmt: skip
+
+
+def accept(snap: SpecSnapshot, report: dict[str, Any]) -> Quantized:
+    folder = Path(report["folder"])
+    expected = snap.platform.artifacts_path / "quantized" / report["digest"]
+    if folder.resolve() != expected.resolve():
+        raise QuantizationError(f"the workload reported {folder}, not {expected}")
+    actual = wm.digest(wm.build_manifest(folder))
+    if actual != report["digest"]:
+        raise QuantizationError(f"{folder}: manifest digest {actual[:12]}… != reported {report['digest'][:12]}…")
+    result = Quantized(actual, str(folder), "awq", report, gates(snap.spec.quantization, report))
+    _publish(snap, result)
+    return result
+
+
+def passthrough(snap: SpecSnapshot) -> Quantized:
+    """method: none: the verified weights, unchanged (same folder, same digest)."""
+    verified = ArtifactStore(snap.platform.artifacts_path).ref("verified_weights", snap.spec.name)
+    result = Quantized(verified["digest"], verified["folder"], "none",
+                       gates={PPL_GATE: (True, "method none: weights unchanged"),
+                              KL_GATE: (True, "method none: weights unchanged")})  # fmt: skip
+    _publish(snap, result)
+    return result
+
+
+def _publish(snap: SpecSnapshot, result: Quantized) -> None:
+    if result.passed:
+        ArtifactStore(snap.platform.artifacts_path).set_ref("quantized_weights", snap.spec.name, {
+            "digest": result.digest, "folder": result.folder, "method": result.method})  # fmt: skip
+
+
+def record(warehouse: Warehouse, snap: SpecSnapshot, result: Quantized) -> None:
+    r = result.report
+    verified = ArtifactStore(snap.platform.artifacts_path).ref("verified_weights", snap.spec.name)
+    spec_recipe = recipe.from_spec(snap.spec.quantization)
+    row = [result.digest, snap.spec.name, verified["digest"], result.method,
+           canonical_json(spec_recipe).decode(), recipe.digest(spec_recipe), r.get("ppl_base"),
+           r.get("ppl_quantized"), r.get("ppl_increase"), r.get("duration_s"), r.get("peak_memory_bytes"),
+           r.get("kl_divergence"), r.get("top1_agreement"), result.passed]  # fmt: skip
+    with warehouse.write() as con:
+        con.execute("DELETE FROM quantizations WHERE digest = ?", [result.digest])
+        con.execute("INSERT INTO quantizations (digest, model, input_digest, method, recipe, recipe_digest, ppl_base,"
+                    " ppl_quantized, ppl_increase, duration_s, peak_memory_bytes, kl_divergence, top1_agreement,"
+                    " recipe_ok) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)  # fmt: skip

@@ -1,0 +1,64 @@
+"""The quantize workload's GPU pod on Kubernetes, rendered offline by dagster-k8s (the same
+`build_pod_body` PipesK8sClient calls) and validated against Kubernetes 1.35 in strict mode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+from dagster_k8s.pipes import build_pod_body
+from kubernetes.client import ApiClient
+
+from ai_platform.config import load_platform
+from ai_platform.errors import ConfigError
+from ai_platform.kube import gpu_pod_spec
+
+PLATFORM = """\
+name: acme
+execution: {target: kubernetes}
+kubernetes:
+  namespace: ml
+  service_account: quantizer
+  home_claim: platform-home
+  gpu:
+    resource: nvidia.com/gpu
+    count: 2
+    node_selector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+    tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+    quantize_image: registry.example.com/ai-platform/quantize:1.0
+"""
+
+
+def platform(tmp_path: Path, text: str = PLATFORM):
+    (tmp_path / "platform.yaml").write_text(text)
+    (tmp_path / "models").mkdir()
+    return load_platform(tmp_path, home=Path("/var/lib/ai-platform"))
+
+
+def test_gpu_pod_renders_and_validates_strictly(tmp_path: Path) -> None:
+    p = platform(tmp_path)
+    spec = gpu_pod_spec(p, p.config.kubernetes.gpu.quantize_image, ["python", "-m", "ai_platform.quantize"],
+                        image_field="quantize_image")  # fmt: skip
+    body = build_pod_body(pod_name="dagster-run-1-quantized-weights", image=None, command=None,
+                          env_vars={"DAGSTER_PIPES_CONTEXT": "x", "DAGSTER_PIPES_MESSAGES": "y"},
+                          base_pod_meta=None, base_pod_spec=spec)  # fmt: skip
+    # The client's model, serialized as the API server receives it (camelCase, no nulls).
+    manifest = {"apiVersion": "v1", "kind": "Pod", **ApiClient().sanitize_for_serialization(body)}
+    kubernetes_validate.validate(manifest, "1.35.0", strict=True)
+
+    container = manifest["spec"]["containers"][0]
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": "2"}
+    assert manifest["spec"]["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    assert manifest["spec"]["tolerations"][0]["key"] == "nvidia.com/gpu"
+    assert manifest["spec"]["serviceAccountName"] == "quantizer"
+    assert container["volumeMounts"] == [{"name": "home", "mountPath": "/var/lib/ai-platform"}]
+    assert {e["name"] for e in container["env"]} >= {"DAGSTER_PIPES_CONTEXT", "HF_HUB_OFFLINE"}
+
+
+def test_kubernetes_target_without_a_quantize_image_is_a_config_error(tmp_path: Path) -> None:
+    text = yaml.safe_dump({"name": "acme", "execution": {"target": "kubernetes"}})
+    p = platform(tmp_path, text)
+    with pytest.raises(ConfigError, match=r"kubernetes\.gpu\.quantize_image"):
+        gpu_pod_spec(p, p.config.kubernetes.gpu.quantize_image, ["python"], image_field="quantize_image")
