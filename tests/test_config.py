@@ -61,7 +61,7 @@ def test_source_kind_must_be_known(repo: Path) -> None:
 
 
 def test_every_problem_is_reported_at_once(repo: Path) -> None:
-    edit(repo / "models/contract-reviewer.yaml", "dtype: float32", "dtype: fp8")
+    edit(repo / "models/contract-reviewer.yaml", "dtype: auto", "dtype: fp8")
     edit(repo / "models/contract-reviewer.yaml", "max_ppl_increase: 0.10", "max_ppl_increase: -1")
     message = error_of(repo)
     assert "serving.dtype" in message and "quantization.max_ppl_increase" in message
