@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_UPDATE_CHECK := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: envs demo test lint format ui validate clean
+.PHONY: envs demo test lint format ui validate clean system-deps
 
 envs:
 	@$(MAKE) --no-print-directory -j3 .venv/.installed .venvs/serve/.installed .venvs/quantize/.installed
@@ -43,7 +43,21 @@ envs:
 demo: envs
 	.venv/bin/python scripts/run_demo.py
 
-test: envs lint
+# The image tests run a real registry and real clients: Debian's docker-registry, skopeo
+# and umoci. Installed here when this is a Debian machine and we are root; anywhere else
+# the tests that need them skip, naming what is missing.
+SYSTEM_TOOLS := docker-registry skopeo umoci
+system-deps:
+	@missing=""; for t in $(SYSTEM_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing$$missing (apt-get)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	else \
+		echo "note:$$missing not installed (not root or no apt-get); the tests that need them will skip"; \
+	fi
+
+test: envs lint system-deps
 	.venv/bin/dagster definitions validate -w workspace.yaml
 	.venv/bin/pytest
 

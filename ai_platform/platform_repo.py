@@ -46,9 +46,11 @@ class Commit:
     message: str
 
 
-def resolve(repo: Path, ref: str = "HEAD") -> Commit:
-    """The commit `ref` names (a branch, tag or sha)."""
-    out = git(repo, "log", "-1", "--format=%H%x00%an <%ae>%x00%ct%x00%s", f"{ref}^{{commit}}", "--")
+def resolve(repo: Path, ref: str = "HEAD", paths: tuple[str, ...] = ()) -> Commit:
+    """The commit `ref` names (a branch, tag or sha); with `paths`, the last one up to it that changed them."""
+    out = git(repo, "log", "-1", "--format=%H%x00%an <%ae>%x00%ct%x00%s", f"{ref}^{{commit}}", "--", *paths)
+    if not out.strip():  # none of the paths exists in the history: the ref itself is the answer
+        return resolve(repo, ref)
     sha, author, timestamp, message = out.decode("utf-8").rstrip("\n").split("\x00", 3)
     return Commit(sha=sha, author=author, timestamp=int(timestamp), message=message)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ai_platform.artifacts import ArtifactStore, MissingArtifactError, canonical_json, sha256_hex
-from ai_platform.config import ModelSpec, Platform, load_platform
-from ai_platform.platform_repo import Commit, load_at
+from ai_platform.config import LocalSource, ModelSpec, Platform, load_platform
+from ai_platform.platform_repo import Commit, load_at, resolve
 
 
 @dataclass(frozen=True)
@@ -17,11 +17,25 @@ class SpecSnapshot:
     platform: Platform
     spec: ModelSpec
     digest: str  # sha256 of the canonical spec: unchanged spec, unchanged version
+    # The last commit that changed what the model's weights are made from (its spec, a local
+    # source folder, the calibration data): an image's "created" and "revision", so a
+    # prompt-only commit rebuilds the same image, digest for digest.
+    weights_commit: Commit | None = None
 
     def record(self) -> dict[str, Any]:
+        weights = self.weights_commit or self.commit
         return {"model": self.spec.name, "digest": self.digest, "commit": self.commit.sha,
                 "author": self.commit.author, "timestamp": self.commit.timestamp, "message": self.commit.message,
-                "snapshot": str(self.platform.root)}  # fmt: skip
+                "snapshot": str(self.platform.root), "weights_commit": weights.sha,
+                "weights_timestamp": weights.timestamp}  # fmt: skip
+
+
+def weight_inputs(spec: ModelSpec) -> tuple[str, ...]:
+    """Platform-repo paths whose change changes the model's weights."""
+    paths = [f"models/{spec.name}.yaml", spec.quantization.calibration.path]
+    if isinstance(spec.source, LocalSource):
+        paths.append(spec.source.path)
+    return tuple(paths)
 
 
 def spec_digest(spec: ModelSpec) -> str:
@@ -32,7 +46,8 @@ def snapshot_model_spec(repo: Path, home: Path, model: str, ref: str = "HEAD") -
     """Validate the whole platform repo at `ref` and pin `model`'s spec to that commit."""
     commit, platform = load_at(repo, home, ref)
     spec = platform.model(model)
-    snapshot = SpecSnapshot(commit=commit, platform=platform, spec=spec, digest=spec_digest(spec))
+    weights = resolve(repo, commit.sha, weight_inputs(spec))
+    snapshot = SpecSnapshot(commit, platform, spec, spec_digest(spec), weights_commit=weights)
     # The pin sits at a fixed place under home: later stages find the commit (and so the
     # artifacts location from that commit's platform.yaml) without re-reading the branch.
     ArtifactStore(home).set_ref("pins", model, snapshot.record())
@@ -49,4 +64,6 @@ def pinned_spec(home: Path, model: str) -> SpecSnapshot:
     commit = Commit(sha=record["commit"], author=record["author"], timestamp=record["timestamp"],
                     message=record["message"])  # fmt: skip
     spec = platform.model(model)
-    return SpecSnapshot(commit=commit, platform=platform, spec=spec, digest=spec_digest(spec))
+    weights = Commit(sha=record.get("weights_commit", commit.sha), author="",
+                     timestamp=record.get("weights_timestamp", commit.timestamp), message="")  # fmt: skip
+    return SpecSnapshot(commit, platform, spec, spec_digest(spec), weights_commit=weights)

@@ -7,6 +7,7 @@ import dagster as dg
 from ai_platform.prompts.render import request_body
 from ai_platform.prompts.stage import (
     build_bundle,
+    bundle_repository,
     compile_model_prompts,
     example_values,
     record_versions,
@@ -69,7 +70,7 @@ def prompt_bundle(context: dg.AssetExecutionContext, platform_repo: PlatformRepo
             "digest": descriptor.digest,
             "size": descriptor.size,
             "commit": snap.commit.sha,
-            "ref": f"{snap.spec.name}-prompts",
+            "repository": bundle_repository(snap.spec.name),
         },
         data_version=dg.DataVersion(descriptor.digest.removeprefix("sha256:")),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,50 @@ def materialize(instance, *names: str):
     return job.execute_in_process(
         instance=instance, partition_key=MODEL, asset_selection=[dg.AssetKey(n) for n in names], raise_on_error=False
     )
+
+
+@dataclass
+class LocalRegistry:
+    host: str  # "127.0.0.1:PORT"
+    storage: Path
+
+
+@pytest.fixture(scope="session")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry]:
+    """Debian's docker-registry (CNCF distribution) on 127.0.0.1, for the whole session."""
+    binary = shutil.which("docker-registry")
+    if not binary:
+        pytest.skip("docker-registry is not installed (apt-get install docker-registry; `make test` installs it)")
+    import socket
+    import subprocess
+    import time
+
+    import httpx
+
+    folder = tmp_path_factory.mktemp("registry")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = folder / "config.yml"
+    config.write_text(
+        "version: 0.1\nlog: {level: warn}\n"
+        f"storage: {{filesystem: {{rootdirectory: {folder / 'data'}}}, delete: {{enabled: true}}}}\n"
+        f"http: {{addr: 127.0.0.1:{port}}}\n"
+    )
+    log = (folder / "registry.log").open("wb")
+    process = subprocess.Popen([binary, "serve", str(config)], stdout=log, stderr=subprocess.STDOUT)
+    host = f"127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                if httpx.get(f"http://{host}/v2/", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        else:
+            pytest.fail(f"docker-registry did not answer; see {folder / 'registry.log'}")
+        yield LocalRegistry(host, folder / "data")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()

@@ -40,9 +40,9 @@ def test_prompts_compile_record_and_bundle(instance, tmp_path: Path) -> None:
     schema = json.loads(compiled)["output_schema"]
     jsonschema.Draft202012Validator.check_schema(schema)
 
-    layout = OciLayout(tmp_path / "home/registry")
+    layout = OciLayout(tmp_path / f"home/registry/{MODEL}-prompts")
     digest = "sha256:" + data_version(result, "prompt_bundle")
-    assert layout.resolve(f"{MODEL}-prompts").digest == digest
+    assert layout.resolve("latest").digest == digest
     assert bundle.load(layout, digest)["contract_review"]["output_schema"] == schema
 
     again = materialize(instance, *PROMPTS)

@@ -147,5 +147,7 @@ def test_workload_cli_rejects_bad_input_without_a_traceback(tmp_path: Path) -> N
                                "input_manifest": str(tmp_path / "missing.json"), "calibration_files": []}))  # fmt: skip
     proc = subprocess.run([str(QUANTIZE_PYTHON), "-m", "ai_platform.quantize", str(job)], capture_output=True,
                           text=True, cwd=tmp_path)  # fmt: skip
-    assert proc.returncode == 1 and proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+    # llm-compressor's logger may speak first; the verdict is the last line, and never a traceback
+    assert proc.returncode == 1 and proc.stderr.splitlines()[-1].startswith("error: ")
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert sys.executable  # the platform env stays untouched: the workload ran in its own

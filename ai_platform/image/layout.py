@@ -4,20 +4,24 @@
     <root>/index.json               the tagged manifests (`org.opencontainers.image.ref.name`)
     <root>/blobs/sha256/<digest>    content-addressed blobs
 
-Blobs are written to a temp name and renamed, and index.json is rewritten
-under a lock, so concurrent runs and a killed run never leave a torn layout.
+A blob is streamed into a temp file while it is hashed and renamed to its
+digest only when whole; index.json is rewritten under a lock. Concurrent runs
+and a killed run never leave a torn layout. `bytes_written` counts what this
+object wrote, so a rebuild can show it reused what it could.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ai_platform.artifacts import canonical_json, sha256_hex
 from ai_platform.errors import PlatformError
@@ -29,7 +33,7 @@ REF_NAME = "org.opencontainers.image.ref.name"
 
 
 class ImageError(PlatformError):
-    """An OCI layout or image is missing, malformed, or does not match its digest."""
+    """An OCI layout, image or registry exchange is missing, malformed, or does not match its digest."""
 
 
 @dataclass(frozen=True)
@@ -45,16 +49,56 @@ class Descriptor:
             out["annotations"] = dict(sorted(self.annotations.items()))
         return out
 
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Descriptor:
+        return cls(value["mediaType"], value["digest"], value["size"], value.get("annotations"))
+
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+class BlobWriter:
+    """A file-like sink that hashes what it is given; `commit()` names it by its digest."""
+
+    def __init__(self, layout: OciLayout, media_type: str) -> None:
+        self.layout, self.media_type = layout, media_type
+        self.path = layout.root / "blobs" / "sha256" / f".upload-{os.getpid()}-{uuid.uuid4().hex}"
+        self.file: BinaryIO = self.path.open("wb")
+        self.hash = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: bytes | memoryview) -> int:
+        self.hash.update(data)
+        self.file.write(data)
+        self.size += len(data)
+        return len(data)
+
+    def commit(self, annotations: dict[str, str] | None = None, expect: str | None = None) -> Descriptor:
+        self.file.close()
+        digest = f"sha256:{self.hash.hexdigest()}"
+        if expect and digest != expect:
+            self.path.unlink(missing_ok=True)
+            raise ImageError(f"blob content hashes to {digest}, expected {expect}")
+        final = self.layout.blob_path(digest)
+        if final.is_file():
+            self.path.unlink()
+        else:
+            os.replace(self.path, final)
+            self.layout.bytes_written += self.size
+        return Descriptor(self.media_type, digest, self.size, annotations)
+
+    def abort(self) -> None:
+        self.file.close()
+        self.path.unlink(missing_ok=True)
 
 
 class OciLayout:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
+        self.bytes_written = 0
 
     def _init(self) -> None:
         (self.root / "blobs" / "sha256").mkdir(parents=True, exist_ok=True)
@@ -63,9 +107,23 @@ class OciLayout:
 
     def blob_path(self, digest: str) -> Path:
         algorithm, _, hex_digest = digest.partition(":")
-        if algorithm != "sha256" or len(hex_digest) != 64:
+        if algorithm != "sha256" or len(hex_digest) != 64 or not all(c in "0123456789abcdef" for c in hex_digest):
             raise ImageError(f"unsupported digest {digest!r}")
         return self.root / "blobs" / "sha256" / hex_digest
+
+    def has_blob(self, digest: str) -> bool:
+        return self.blob_path(digest).is_file()
+
+    @contextmanager
+    def blob_writer(self, media_type: str) -> Iterator[BlobWriter]:
+        """Stream a blob in; the caller commits it. Left uncommitted (an error), nothing remains."""
+        self._init()
+        writer = BlobWriter(self, media_type)
+        try:
+            yield writer
+        finally:
+            if not writer.file.closed:
+                writer.abort()
 
     def put_blob(self, data: bytes, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
         self._init()
@@ -73,6 +131,7 @@ class OciLayout:
         path = self.blob_path(digest)
         if not path.is_file():
             _atomic_write(path, data)
+            self.bytes_written += len(data)
         return Descriptor(media_type, digest, len(data), annotations)
 
     def read_blob(self, descriptor: Descriptor | str) -> bytes:
@@ -85,22 +144,25 @@ class OciLayout:
             raise ImageError(f"{self.root}: blob {digest} does not match its digest")
         return data
 
-    def put_manifest(self, manifest: dict[str, Any], tags: list[str]) -> Descriptor:
-        """Store a manifest and point each tag at it (a tag that pointed elsewhere moves)."""
-        blob = self.put_blob(canonical_json(manifest), MANIFEST)
-        extra = {"artifactType": manifest["artifactType"]} if "artifactType" in manifest else {}
+    def put_manifest(self, manifest: dict[str, Any] | bytes, tags: list[str], media_type: str = MANIFEST) -> Descriptor:
+        """Store a manifest (as given, if bytes: a pulled manifest keeps its digest) and point each tag at it."""
+        data = manifest if isinstance(manifest, bytes) else canonical_json(manifest)
+        parsed = json.loads(data)
+        blob = self.put_blob(data, media_type)
+        extra = {"artifactType": parsed["artifactType"]} if "artifactType" in parsed else {}
         with self._index() as index:
-            index["manifests"] = [m for m in index["manifests"] if m.get("annotations", {}).get(REF_NAME) not in tags]
+            kept = [m for m in index["manifests"] if m.get("annotations", {}).get(REF_NAME) not in tags]
+            if not tags and not any(m["digest"] == blob.digest for m in kept):
+                kept.append({**Descriptor(media_type, blob.digest, blob.size).to_json(), **extra})
             for tag in tags:
-                entry = Descriptor(MANIFEST, blob.digest, blob.size, {REF_NAME: tag}).to_json()
-                index["manifests"].append({**entry, **extra})
+                kept.append({**Descriptor(media_type, blob.digest, blob.size, {REF_NAME: tag}).to_json(), **extra})
+            index["manifests"] = kept
         return blob
 
     def resolve(self, tag: str) -> Descriptor:
-        index = self._read_index()
-        for entry in index["manifests"]:
+        for entry in self._read_index()["manifests"]:
             if entry.get("annotations", {}).get(REF_NAME) == tag:
-                return Descriptor(entry["mediaType"], entry["digest"], entry["size"], entry.get("annotations"))
+                return Descriptor.from_json(entry)
         raise ImageError(f"{self.root}: no tag {tag!r}")
 
     def manifest(self, ref: str) -> dict[str, Any]:
@@ -111,7 +173,9 @@ class OciLayout:
     def _read_index(self) -> dict[str, Any]:
         path = self.root / "index.json"
         if not path.is_file():
-            return {"schemaVersion": 2, "mediaType": INDEX, "manifests": []}
+            if (self.root / "oci-layout").is_file() or not self.root.exists():
+                return {"schemaVersion": 2, "mediaType": INDEX, "manifests": []}
+            raise ImageError(f"{self.root}: not an OCI image layout (no index.json)")
         try:
             return json.loads(path.read_bytes())
         except ValueError as exc:

@@ -42,7 +42,7 @@ def build(layout: OciLayout, model: str, prompts: list[CompiledPrompt]) -> Descr
         "annotations": {"ai-platform.model": model},
     }
     short = sha256_hex(canonical_json(manifest))[:16]
-    return layout.put_manifest(manifest, tags=[f"{model}-prompts-{short}", f"{model}-prompts"])
+    return layout.put_manifest(manifest, tags=[f"sha-{short}", "latest"])
 
 
 def load(layout: OciLayout, ref: str) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,8 @@ from typing import Any
 
 from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
 from ai_platform.errors import PromptError
-from ai_platform.image.layout import Descriptor, OciLayout
+from ai_platform.image.layout import Descriptor
+from ai_platform.image.stage import local_registry, publish
 from ai_platform.prompts import bundle, engine
 from ai_platform.prompts.compiler import CompiledPrompt, compile_file
 from ai_platform.prompts.render import render_messages
@@ -92,18 +93,17 @@ def serveability(snap: SpecSnapshot, document: dict[str, Any]) -> list[str]:
     return [f"{document['name']}: {problem}" for problem in found]
 
 
+def bundle_repository(model: str) -> str:
+    return f"{model}-prompts"
+
+
 def build_bundle(snap: SpecSnapshot) -> Descriptor:
     store = ArtifactStore(snap.platform.artifacts_path)
     prompts = [CompiledPrompt(d, sha256_hex(canonical_json(d)), ()) for d in stored_prompts(snap)]
-    descriptor = bundle.build(registry(snap), snap.spec.name, prompts)
+    repository = bundle_repository(snap.spec.name)
+    layout = local_registry(snap.platform, repository)
+    descriptor = bundle.build(layout, snap.spec.name, prompts)
+    publish(snap.platform, layout, repository, descriptor)
     store.set_ref("prompt_bundle", snap.spec.name, {"digest": descriptor.digest, "commit": snap.commit.sha,
-                                                    "layout": str(registry(snap).root)})  # fmt: skip
+                                                    "layout": str(layout.root)})  # fmt: skip
     return descriptor
-
-
-def registry(snap: SpecSnapshot) -> OciLayout:
-    """The embedded registry (`oci-layout://PATH` under the platform home); remote push is the image stage's."""
-    url = snap.platform.config.registry.url
-    if url.startswith("oci-layout://"):
-        return OciLayout(snap.platform.state(url.removeprefix("oci-layout://")))
-    return OciLayout(snap.platform.artifacts_path / "oci")

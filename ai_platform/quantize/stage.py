@@ -65,7 +65,8 @@ def accept(snap: SpecSnapshot, report: dict[str, Any]) -> Quantized:
     expected = snap.platform.artifacts_path / "quantized" / report["digest"]
     if folder.resolve() != expected.resolve():
         raise QuantizationError(f"the workload reported {folder}, not {expected}")
-    actual = wm.digest(wm.build_manifest(folder))
+    manifest = wm.build_manifest(folder)
+    actual = ArtifactStore(snap.platform.artifacts_path).put_json(manifest)  # the image stage reads it
     if actual != report["digest"]:
         raise QuantizationError(f"{folder}: manifest digest {actual[:12]}… != reported {report['digest'][:12]}…")
     result = Quantized(actual, str(folder), "awq", report, gates(snap.spec.quantization, report))

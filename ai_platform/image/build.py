@@ -1,0 +1,156 @@
+"""The model image: a reproducible, layered OCI image of a model folder, written daemonless.
+
+Layers (uncompressed tar: weights do not compress, and the digest stays the
+diff_id), files under `/models/<name>/` so the image mounts as a Kubernetes
+image volume (KEP-4639) and works as a KServe modelcar:
+  one per weight file    unchanged files keep their layer digest across builds
+  one for the rest       config, tokenizer, chat template, generation config
+  one health check       a static script; the same layer in every image
+Prompts are not in the image: they travel in the prompt bundle, so a prompt
+change never makes a new model image.
+
+With `known` sha256s (the verified manifest), a weight layer whose key
+(path, size, content sha256, mtime) was built before is reused without reading
+the file; otherwise the file is streamed once, hashed as it is packed, and
+held to the known sha256.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ai_platform.artifacts import canonical_json, sha256_hex
+from ai_platform.image.layout import Descriptor, ImageError, OciLayout, _atomic_write
+from ai_platform.image.tarball import Entry, write_layer
+
+LAYER = "application/vnd.oci.image.layer.v1.tar"
+CONFIG = "application/vnd.oci.image.config.v1+json"
+MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+TITLE = "org.opencontainers.image.title"
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+CACHE = "ai-platform-layers.json"  # beside the layout's blobs: layer key -> descriptor
+KEY_VERSION = 1
+
+
+@dataclass
+class Built:
+    descriptor: Descriptor
+    manifest: dict[str, Any]
+    layers: list[dict[str, Any]] = field(default_factory=list)  # title, digest, size, reused
+    bytes_written: int = 0
+
+    @property
+    def digest(self) -> str:
+        return self.descriptor.digest
+
+
+def _files(folder: Path) -> list[str]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if path.is_symlink() or not path.is_file():
+                raise ImageError(f"{path}: links and special files are not packed")
+            found.append(path.relative_to(folder).as_posix())
+    if not found:
+        raise ImageError(f"{folder}: no files to pack")
+    return sorted(found)
+
+
+def healthcheck_script() -> bytes:
+    return resources.files("ai_platform.image").joinpath("healthcheck.py").read_bytes()
+
+
+class _Cache:
+    def __init__(self, layout: OciLayout) -> None:
+        self.path = layout.root / CACHE
+        self.layout = layout
+        try:
+            self.entries: dict[str, dict[str, Any]] = json.loads(self.path.read_text()) if self.path.is_file() else {}
+        except ValueError:
+            self.entries = {}  # a cache, not a record: rebuild it
+
+    def get(self, key: str) -> Descriptor | None:
+        hit = self.entries.get(key)
+        if hit and self.layout.has_blob(hit["digest"]):
+            return Descriptor(LAYER, hit["digest"], hit["size"])
+        return None
+
+    def put(self, key: str, descriptor: Descriptor) -> None:
+        self.entries[key] = {"digest": descriptor.digest, "size": descriptor.size}
+
+    def save(self) -> None:
+        _atomic_write(self.path, canonical_json(self.entries))
+
+
+def _layer(layout: OciLayout, entries: list[Entry], mtime: int, known: dict[str, str]) -> Descriptor:
+    with layout.blob_writer(LAYER) as writer:
+        digests = write_layer(writer, entries, mtime)
+        for entry in entries:
+            want = known.get(entry.name)
+            if want and digests[entry.name] != want:
+                raise ImageError(f"{entry.source}: sha256 {digests[entry.name][:12]}… != verified {want[:12]}…")
+        return writer.commit()
+
+
+def build(
+    layout: OciLayout,
+    model_dir: Path,
+    name: str,
+    *,
+    created: str,
+    mtime: int,
+    annotations: dict[str, str] | None = None,
+    known_sha256: dict[str, str] | None = None,
+    tags: list[str] | None = None,
+) -> Built:
+    """Pack `model_dir` as image `name`; `known_sha256` maps relative paths to their verified sha256."""
+    model_dir = Path(model_dir)
+    start = layout.bytes_written
+    root = f"models/{name}"
+    files = _files(model_dir)
+    known = {f"{root}/{rel}": sha for rel, sha in (known_sha256 or {}).items()}
+    cache = _Cache(layout)
+    layers: list[tuple[str, Descriptor, bool]] = []
+    for rel in (f for f in files if f.endswith(WEIGHT_SUFFIXES)):
+        entry = Entry(f"{root}/{rel}", source=model_dir / rel)
+        sha = known.get(entry.name)
+        key = sha256_hex(canonical_json([KEY_VERSION, entry.name, entry.size, sha, mtime])) if sha else None
+        hit = cache.get(key) if key else None
+        descriptor = hit or _layer(layout, [entry], mtime, known)
+        if key:
+            cache.put(key, descriptor)
+        layers.append((rel, descriptor, hit is not None))
+    rest = [Entry(f"{root}/{rel}", source=model_dir / rel) for rel in files if not rel.endswith(WEIGHT_SUFFIXES)]
+    if rest:
+        layers.append(("model files (config, tokenizer, chat template)", _layer(layout, rest, mtime, known), False))
+    check = [Entry(f"{root}/.ai-platform/healthcheck.py", data=healthcheck_script())]
+    layers.append(("health check", _layer(layout, check, mtime, {}), False))
+    cache.save()
+
+    config = {
+        "created": created,
+        "architecture": "amd64",
+        "os": "linux",
+        "config": {"WorkingDir": f"/{root}", "Labels": dict(sorted((annotations or {}).items()))},
+        "rootfs": {"type": "layers", "diff_ids": [d.digest for _, d, _ in layers]},
+        "history": [{"created": created, "created_by": f"ai-platform image build: {title}"} for title, _, _ in layers],
+    }
+    config_blob = layout.put_blob(canonical_json(config), CONFIG)
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": MANIFEST,
+        "config": config_blob.to_json(),
+        "layers": [Descriptor(LAYER, d.digest, d.size, {TITLE: title}).to_json() for title, d, _ in layers],
+        "annotations": dict(sorted({"org.opencontainers.image.created": created, **(annotations or {})}.items())),
+    }
+    short = sha256_hex(canonical_json(manifest))[:16]
+    descriptor = layout.put_manifest(manifest, tags=[*(tags or []), f"sha-{short}"])
+    summary = [{"title": t, "digest": d.digest, "size": d.size, "reused": r} for t, d, r in layers]
+    return Built(descriptor, manifest, summary, layout.bytes_written - start)

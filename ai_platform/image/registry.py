@@ -1,0 +1,274 @@
+"""Push and pull over the OCI distribution API (distribution-spec v1.1), to any registry.
+
+Why our own HTTP (httpx, already in the platform environment) rather than a
+client library: oras-py, the maintained Python client, builds its own
+manifests from files it is handed; a model image's identity is its manifest
+digest, so the push must send our manifest byte for byte and our existing
+blobs as they are. The protocol needed for that is small:
+
+  HEAD /v2/<repo>/blobs/<digest>              skip what the registry has
+  POST /v2/<repo>/blobs/uploads/ -> Location  then one streamed PUT ?digest= (monolithic),
+                                              or PATCH chunks with Content-Range + PUT
+  PUT  /v2/<repo>/manifests/<tag>             the manifest bytes, as built
+  GET  manifests and blobs                    every byte held to its digest on the way in
+
+TLS is on by default; plain HTTP only for loopback hosts (as docker and skopeo
+treat them) or when asked. Credentials come from the environment
+(`AI_PLATFORM_REGISTRY_USERNAME` / `_PASSWORD` for basic auth and token
+requests, or `AI_PLATFORM_REGISTRY_TOKEN`), answer a Basic or Bearer
+challenge, and are never logged.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import ipaddress
+import json
+import os
+import re
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
+
+import httpx
+
+from ai_platform.image.layout import INDEX, MANIFEST, Descriptor, ImageError, OciLayout
+
+DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
+ACCEPT = ", ".join([MANIFEST, INDEX, DOCKER_MANIFEST])
+REFERENCE = re.compile(
+    r"^(?P<host>[a-zA-Z0-9.-]+(?::\d+)?)/(?P<repo>[a-z0-9]+(?:[._/-][a-z0-9]+)*)"
+    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9._-]{0,127}))?(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
+)
+CHUNK = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Reference:
+    host: str
+    repository: str
+    tag: str | None = None
+    digest: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Reference:
+        match = REFERENCE.match(text)
+        if not match:
+            raise ImageError(f"{text!r} is not an image reference (HOST[:PORT]/REPOSITORY[:TAG][@sha256:DIGEST])")
+        return cls(match["host"], match["repo"], match["tag"], match["digest"])
+
+    @property
+    def target(self) -> str:
+        return self.digest or self.tag or "latest"
+
+    def __str__(self) -> str:
+        return f"{self.host}/{self.repository}" + (f":{self.tag}" if self.tag else "") + (
+            f"@{self.digest}" if self.digest else "")  # fmt: skip
+
+
+def _is_loopback(host: str) -> bool:
+    name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class Transfer:
+    digest: str
+    blobs_sent: int = 0
+    blobs_skipped: int = 0
+    bytes_sent: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+
+class RegistryClient:
+    def __init__(self, host: str, *, insecure: bool = False, timeout_s: float = 300.0) -> None:
+        scheme = "http" if insecure or _is_loopback(host) else "https"
+        self.base = f"{scheme}://{host}"
+        self.http = httpx.Client(timeout=timeout_s, follow_redirects=True)
+        self.username = os.environ.get("AI_PLATFORM_REGISTRY_USERNAME")
+        self.password = os.environ.get("AI_PLATFORM_REGISTRY_PASSWORD")
+        token = os.environ.get("AI_PLATFORM_REGISTRY_TOKEN")
+        self.authorization: str | None = f"Bearer {token}" if token else None
+
+    def close(self) -> None:
+        self.http.close()
+
+    # -- requests, answering auth challenges once
+
+    def request(self, method: str, url: str, *, expect: tuple[int, ...], **kwargs: Any) -> httpx.Response:
+        url = urljoin(self.base + "/", url)
+        for attempt in (0, 1):
+            headers = dict(kwargs.pop("headers", {}) or {})
+            if self.authorization:
+                headers["Authorization"] = self.authorization
+            try:
+                response = self.http.request(method, url, headers=headers, **kwargs)
+            except httpx.HTTPError as exc:
+                raise ImageError(f"{method} {url}: {type(exc).__name__}: {exc}") from None
+            if response.status_code == 401 and attempt == 0 and self._answer(response):
+                kwargs["headers"] = headers
+                continue
+            if response.status_code not in expect:
+                raise ImageError(f"{method} {url}: HTTP {response.status_code}: {_error_text(response)}")
+            return response
+        raise AssertionError("unreachable")
+
+    def _answer(self, response: httpx.Response) -> bool:
+        challenge = response.headers.get("WWW-Authenticate", "")
+        scheme, _, params = challenge.partition(" ")
+        if scheme.lower() == "basic" and self.username:
+            raw = f"{self.username}:{self.password or ''}".encode()
+            self.authorization = f"Basic {base64.b64encode(raw).decode()}"
+            return True
+        if scheme.lower() == "bearer":
+            fields = dict(re.findall(r'(\w+)="([^"]*)"', params))
+            auth = httpx.BasicAuth(self.username, self.password or "") if self.username else None
+            query = {k: v for k, v in fields.items() if k in ("service", "scope")}
+            got = self.http.get(fields.get("realm", ""), params=query, auth=auth)
+            if got.status_code != 200:
+                raise ImageError(f"token request to {fields.get('realm')}: HTTP {got.status_code}")
+            body = got.json()
+            self.authorization = f"Bearer {body.get('token') or body.get('access_token')}"
+            return True
+        return False
+
+    # -- blobs
+
+    def has_blob(self, repo: str, digest: str) -> bool:
+        return self.request("HEAD", f"/v2/{repo}/blobs/{digest}", expect=(200, 404)).status_code == 200
+
+    def upload(self, repo: str, path: Path, digest: str, size: int, chunk_size: int | None = None) -> None:
+        started = self.request("POST", f"/v2/{repo}/blobs/uploads/", expect=(202,))
+        location = urljoin(started.url.__str__(), started.headers["Location"])
+        if chunk_size and size > chunk_size:
+            offset = 0
+            with path.open("rb") as f:
+                while chunk := f.read(chunk_size):
+                    headers = {"Content-Type": "application/octet-stream",
+                               "Content-Range": f"{offset}-{offset + len(chunk) - 1}"}  # fmt: skip
+                    done = self.request("PATCH", location, expect=(202,), content=chunk, headers=headers)
+                    location = urljoin(str(done.url), done.headers["Location"])
+                    offset += len(chunk)
+            self.request("PUT", _with_digest(location, digest), expect=(201,), headers={"Content-Length": "0"})
+            return
+        headers = {"Content-Type": "application/octet-stream", "Content-Length": str(size)}
+        self.request("PUT", _with_digest(location, digest), expect=(201,), content=_stream(path), headers=headers)
+
+    def fetch_blob(self, repo: str, digest: str, layout: OciLayout) -> int:
+        with self.http.stream("GET", urljoin(self.base + "/", f"/v2/{repo}/blobs/{digest}"),
+                              headers=self._auth_headers()) as response:  # fmt: skip
+            if response.status_code == 401 and self._answer(response):
+                return self.fetch_blob(repo, digest, layout)
+            if response.status_code != 200:
+                raise ImageError(f"GET blob {digest}: HTTP {response.status_code}")
+            with layout.blob_writer("application/octet-stream") as writer:
+                for part in response.iter_bytes(CHUNK):
+                    writer.write(part)
+                writer.commit(expect=digest)
+                return writer.size
+
+    def _auth_headers(self) -> dict[str, str]:
+        return {"Authorization": self.authorization} if self.authorization else {}
+
+
+def _with_digest(location: str, digest: str) -> str:
+    """Add `digest=` to an upload URL, keeping the registry's own query (e.g. `_state`)."""
+    return f"{location}{'&' if '?' in location else '?'}digest={digest}"
+
+
+def _stream(path: Path) -> Iterator[bytes]:
+    with path.open("rb") as f:
+        while chunk := f.read(CHUNK):
+            yield chunk
+
+
+def _error_text(response: httpx.Response) -> str:
+    try:
+        errors = response.json().get("errors") or []
+        return "; ".join(f"{e.get('code')}: {e.get('message')}" for e in errors) or response.text[:200]
+    except ValueError:
+        return response.text[:200] or response.reason_phrase
+
+
+def _source(layout: OciLayout, tag: str | None) -> Descriptor:
+    if not (layout.root / "index.json").is_file():
+        raise ImageError(f"{layout.root}: not an OCI image layout (no index.json)")
+    if tag:
+        return layout.resolve(tag)
+    for candidate in ("latest",):
+        try:
+            return layout.resolve(candidate)
+        except ImageError:
+            pass
+    raise ImageError(f"{layout.root}: name a tag to push (LAYOUT:TAG)")
+
+
+def push(layout: OciLayout, tag: str | None, dest: Reference, *, insecure: bool = False,
+         chunk_size: int | None = None, workers: int = 4) -> Transfer:  # fmt: skip
+    """Send the tagged image's blobs the registry lacks, then its manifest as is."""
+    source = _source(layout, tag)
+    manifest_bytes = layout.read_blob(source.digest)
+    manifest = json.loads(manifest_bytes)
+    blobs = [Descriptor.from_json(manifest["config"]), *map(Descriptor.from_json, manifest["layers"])]
+    result = Transfer(source.digest)
+    client = RegistryClient(dest.host, insecure=insecure)
+    try:
+
+        def send(blob: Descriptor) -> tuple[Descriptor, bool]:
+            if client.has_blob(dest.repository, blob.digest):
+                return blob, False
+            client.upload(dest.repository, layout.blob_path(blob.digest), blob.digest, blob.size, chunk_size)
+            return blob, True
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for blob, sent in pool.map(send, blobs):
+                if sent:
+                    result.blobs_sent += 1
+                    result.bytes_sent += blob.size
+                else:
+                    result.blobs_skipped += 1
+                    result.skipped.append(blob.digest)
+        answer = client.request("PUT", f"/v2/{dest.repository}/manifests/{dest.target}", expect=(201,),
+                                content=manifest_bytes, headers={"Content-Type": source.media_type})  # fmt: skip
+        echoed = answer.headers.get("Docker-Content-Digest")
+        if echoed and echoed != source.digest:
+            raise ImageError(f"the registry stored the manifest as {echoed}, not {source.digest}")
+    finally:
+        client.close()
+    return result
+
+
+def pull(ref: Reference, layout: OciLayout, tag: str | None = None, *, insecure: bool = False) -> Transfer:
+    """Fetch a manifest and its blobs into a layout, every byte held to its digest."""
+    client = RegistryClient(ref.host, insecure=insecure)
+    try:
+        got = client.request("GET", f"/v2/{ref.repository}/manifests/{ref.target}", expect=(200,),
+                             headers={"Accept": ACCEPT})  # fmt: skip
+        body = got.content
+        digest = f"sha256:{hashlib.sha256(body).hexdigest()}"
+        if digest != (ref.digest or got.headers.get("Docker-Content-Digest", digest)):
+            raise ImageError(f"{ref}: the manifest hashes to {digest}, not what the registry named")
+        media_type = got.headers.get("Content-Type", MANIFEST).split(";")[0]
+        if media_type == INDEX:
+            raise ImageError(f"{ref}: an image index; pull one platform's manifest by digest")
+        manifest = json.loads(body)
+        result = Transfer(digest)
+        for blob in [manifest["config"], *manifest["layers"]]:
+            if layout.has_blob(blob["digest"]):
+                result.blobs_skipped += 1
+                continue
+            result.bytes_sent += client.fetch_blob(ref.repository, blob["digest"], layout)
+            result.blobs_sent += 1
+        layout.put_manifest(body, tags=[tag or ref.tag or "latest"], media_type=media_type)
+    finally:
+        client.close()
+    return result

@@ -1,0 +1,112 @@
+"""Model image build and push against the tools people would otherwise use (issue 6 targets).
+
+On a generated multi-file safetensors model (default 2 GiB in 4 shards, the
+generator of weights_verify.py) plus a config and tokenizer, page cache warm,
+in one run:
+  build     ours: `ai_platform.image.build` into a fresh OCI layout (every layer
+            tarred, hashed and written; nothing reused)
+            baseline: `tar cf - DIR | sha256sum` (pack and hash, writing nothing)
+            target: ours <= 1.2x baseline
+  push      ours: `ai_platform.image.registry.push` to a fresh docker-registry on 127.0.0.1
+            baseline: `skopeo copy --preserve-digests oci:LAYOUT docker://...` of the
+            same layout to another fresh registry (same blobs, no recompression)
+            target: ours <= 1.2x baseline
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from weights_verify import generate  # noqa: E402
+
+from ai_platform.image.build import build  # noqa: E402
+from ai_platform.image.layout import OciLayout  # noqa: E402
+from ai_platform.image.registry import Reference, push  # noqa: E402
+
+
+@contextmanager
+def registry(folder: Path) -> Iterator[str]:
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = folder / "config.yml"
+    storage = f"storage: {{filesystem: {{rootdirectory: {folder}/data}}}}"
+    config.write_text(f"version: 0.1\nlog: {{level: error}}\n{storage}\nhttp: {{addr: 127.0.0.1:{port}}}\n")
+    process = subprocess.Popen(["docker-registry", "serve", str(config)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        for _ in range(100):
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/v2/", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def timed(fn) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mib", type=int, default=2048)
+    parser.add_argument("--shards", type=int, default=4)
+    args = parser.parse_args()
+    for tool in ("docker-registry", "skopeo"):
+        if not shutil.which(tool):
+            sys.exit(f"{tool} is not installed (apt-get install {tool})")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        model = Path(tmp) / "model"
+        model.mkdir()
+        generate(model, args.mib, args.shards)
+        (model / "config.json").write_text(json.dumps({"architectures": ["Qwen2ForCausalLM"]}))
+        (model / "tokenizer.json").write_text(json.dumps({"model": {"vocab": {str(i): i for i in range(50000)}}}))
+        subprocess.run(f"cat {model}/* > /dev/null", shell=True, check=True)  # warm the page cache
+
+        base_build = timed(lambda: subprocess.run(f"tar cf - -C {model} . | sha256sum", shell=True, check=True,
+                                                  stdout=subprocess.DEVNULL))  # fmt: skip
+        layout = OciLayout(Path(tmp) / "layout")
+        ours_build = timed(lambda: build(layout, model, "bench", created="2026-01-01T00:00:00Z", mtime=0,
+                                         tags=["latest"]))  # fmt: skip
+
+        with registry(Path(tmp) / "reg-skopeo") as skopeo_host, registry(Path(tmp) / "reg-ours") as our_host:
+            base_push = timed(lambda: subprocess.run(
+                ["skopeo", "copy", "--quiet", "--dest-tls-verify=false", "--preserve-digests",
+                 f"oci:{layout.root}:latest", f"docker://{skopeo_host}/bench/model:v1"], check=True))  # fmt: skip
+            ours_push = timed(lambda: push(layout, "latest", Reference.parse(f"{our_host}/bench/model:v1")))
+
+    size = sum(p.stat().st_size for p in model.parent.glob("model/*")) if model.exists() else args.mib * 2**20
+    print(f"model: {args.mib} MiB in {args.shards} shards (+ config, tokenizer); {size / 2**30:.2f} GiB packed")
+    for what, ours, base, name in (("build", ours_build, base_build, "tar cf - DIR | sha256sum"),
+                                   ("push", ours_push, base_push, "skopeo copy --preserve-digests")):  # fmt: skip
+        verdict = "met" if ours <= 1.2 * base else "MISSED"
+        print(
+            f"  {what:5} ours {ours:7.2f} s   baseline ({name}) {base:7.2f} s   "
+            f"ratio {ours / base:5.2f}x   target <= 1.2x: {verdict}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""The OCI model image: reproducible, layered, reused by digest, and readable by real clients
+(skopeo, umoci) through a real registry (Debian's docker-registry on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+from conftest import LocalRegistry
+
+from ai_platform.image.build import LAYER, build
+from ai_platform.image.layout import ImageError, OciLayout
+from ai_platform.image.registry import Reference, pull, push
+from ai_platform.weights import manifest as wm
+
+NAME = "contract-reviewer"
+MTIME = 1767603600
+CREATED = "2026-01-05T09:00:00Z"
+
+
+def needs(tool: str) -> None:
+    if not shutil.which(tool):
+        pytest.skip(f"{tool} is not installed (apt-get install {tool}; `make test` installs it)")
+
+
+@pytest.fixture
+def model(demo_model_dir: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "model"
+    shutil.copytree(demo_model_dir, folder)
+    return folder
+
+
+def known(folder: Path) -> dict[str, str]:
+    return {f["path"]: f["sha256"] for f in wm.build_manifest(folder)["files"]}
+
+
+def make(layout: OciLayout, folder: Path, **kwargs: object):
+    return build(layout, folder, NAME, created=CREATED, mtime=MTIME, tags=["latest"], **kwargs)  # type: ignore[arg-type]
+
+
+def test_same_inputs_same_digest_and_normalized_headers(model: Path, tmp_path: Path) -> None:
+    a = make(OciLayout(tmp_path / "a"), model)
+    b = make(OciLayout(tmp_path / "b"), model, known_sha256=known(model))
+    assert a.digest == b.digest
+    layout = OciLayout(tmp_path / "a")
+    titles = [layer["annotations"]["org.opencontainers.image.title"] for layer in a.manifest["layers"]]
+    assert titles == ["model.safetensors", "model files (config, tokenizer, chat template)", "health check"]
+    for layer in a.manifest["layers"]:
+        assert layer["mediaType"] == LAYER
+        with tarfile.open(layout.blob_path(layer["digest"])) as tar:
+            for member in tar.getmembers():
+                assert f"models/{NAME}".startswith(member.name) or member.name.startswith(f"models/{NAME}/")
+                assert (member.uid, member.gid, member.uname, member.gname, member.mtime) == (0, 0, "", "", MTIME)
+                assert member.mode == (0o755 if member.isdir() else 0o644)
+
+
+def test_rebuild_after_a_small_change_writes_that_layer_config_and_manifest_only(model: Path, tmp_path: Path) -> None:
+    layout = OciLayout(tmp_path / "layout")
+    first = make(layout, model, known_sha256=known(model))
+    config = json.loads((model / "generation_config.json").read_text())
+    config["max_new_tokens"] = 300
+    (model / "generation_config.json").write_text(json.dumps(config))
+
+    second = make(layout, model, known_sha256=known(model))
+    assert second.digest != first.digest
+    weights, files, health = second.layers
+    assert weights["reused"] and weights["digest"] == first.layers[0]["digest"]  # not even read
+    assert health["digest"] == first.layers[2]["digest"]
+    manifest_size = len(layout.read_blob(second.digest))
+    assert second.bytes_written == files["size"] + second.manifest["config"]["size"] + manifest_size
+
+
+def test_weights_that_differ_from_the_verified_hash_are_refused(model: Path, tmp_path: Path) -> None:
+    hashes = known(model)
+    hashes["model.safetensors"] = "0" * 64
+    with pytest.raises(ImageError, match=r"model\.safetensors: sha256 .* != verified"):
+        make(OciLayout(tmp_path / "layout"), model, known_sha256=hashes)
+    leftovers = list((tmp_path / "layout/blobs/sha256").iterdir())
+    assert all(p.name.startswith(".") is False for p in leftovers)  # no half-written upload remains
+
+
+def test_skopeo_and_umoci_read_what_we_wrote_and_pushed(model: Path, tmp_path: Path, registry: LocalRegistry) -> None:
+    needs("skopeo")
+    needs("umoci")
+    layout = OciLayout(tmp_path / "layout")
+    built = make(layout, model)
+    ref = f"{registry.host}/models/{NAME}:v1"
+    first = push(layout, "latest", Reference.parse(ref))
+    assert first.blobs_sent == 4 and first.digest == built.digest
+
+    inspect = subprocess.run(["skopeo", "inspect", "--tls-verify=false", f"docker://{ref}"],
+                             capture_output=True, text=True, check=True)  # fmt: skip
+    assert json.loads(inspect.stdout)["Digest"] == built.digest
+    copied = tmp_path / "copied"
+    subprocess.run(["skopeo", "copy", "--src-tls-verify=false", "--preserve-digests", f"docker://{ref}",
+                    f"oci:{copied}:v1"], capture_output=True, check=True)  # fmt: skip
+    assert OciLayout(copied).resolve("v1").digest == built.digest
+
+    bundle = tmp_path / "bundle"
+    subprocess.run(["umoci", "unpack", "--rootless", "--image", f"{tmp_path / 'layout'}:latest", str(bundle)],
+                   capture_output=True, check=True)  # fmt: skip
+    unpacked = bundle / "rootfs" / "models" / NAME
+    for rel, sha in known(model).items():
+        assert hashlib.sha256((unpacked / rel).read_bytes()).hexdigest() == sha, rel
+    health = subprocess.run(["python3", str(unpacked / ".ai-platform/healthcheck.py")], capture_output=True, text=True)
+    assert health.returncode == 0, health.stdout
+
+    again = push(layout, "latest", Reference.parse(f"{registry.host}/models/{NAME}:v2"))
+    assert (again.blobs_sent, again.blobs_skipped) == (0, 4)
+
+
+def test_chunked_push_and_verified_pull(model: Path, tmp_path: Path, registry: LocalRegistry) -> None:
+    layout = OciLayout(tmp_path / "layout")
+    built = make(layout, model)
+    ref = Reference.parse(f"{registry.host}/chunked/{NAME}:v1")
+    assert push(layout, "latest", ref, chunk_size=256 * 1024).blobs_sent == 4
+    pulled = OciLayout(tmp_path / "pulled")
+    assert pull(ref, pulled).digest == built.digest
+    assert pulled.resolve("v1").digest == built.digest
+
+    # A blob corrupted at rest in the registry is caught on the way in.
+    layer = built.manifest["layers"][1]["digest"].removeprefix("sha256:")
+    data = registry.storage / "docker/registry/v2/blobs/sha256" / layer[:2] / layer / "data"
+    data.write_bytes(data.read_bytes()[:-1] + b"\x01")
+    with pytest.raises(ImageError, match="hashes to"):
+        pull(ref, OciLayout(tmp_path / "pulled-again"))
+
+
+def test_bad_references_and_layouts_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ImageError, match="not an image reference"):
+        Reference.parse("no-repository")
+    with pytest.raises(ImageError, match="not an OCI image layout"):
+        push(OciLayout(tmp_path / "missing"), None, Reference.parse("127.0.0.1:1/x/y:z"))

@@ -1,0 +1,60 @@
+"""model_image in Dagster: built from the quantized weights, recorded, pushed to the registry
+platform.yaml names, and unchanged (digest for digest) by a prompt-only commit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import yaml
+from conftest import MODEL, LocalRegistry, materialize
+
+from ai_platform.platform_repo import git
+from ai_platform.warehouse import Warehouse
+
+CHAIN = ("model_spec", "raw_weights", "verified_weights", "quantized_weights", "model_image")
+
+
+def configure(repo: Path, registry: LocalRegistry) -> None:
+    platform = yaml.safe_load((repo / "platform.yaml").read_text())
+    platform["registry"] = {"url": f"http://{registry.host}/ai-platform"}
+    (repo / "platform.yaml").write_text(yaml.safe_dump(platform))
+    spec_path = repo / f"models/{MODEL}.yaml"
+    spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+    spec["quantization"]["method"] = "none"  # the image stage is under test here, not AWQ
+    spec_path.write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    git(repo, "commit", "--quiet", "-am", "push images to the test registry")
+
+
+def image_digest(result) -> str:
+    (mat,) = result.asset_materializations_for_node("model_image")
+    return mat.metadata["digest"].value
+
+
+def test_model_image_is_pushed_recorded_and_stable_across_prompt_commits(
+    instance, own_demo_repo: Path, registry: LocalRegistry, tmp_path: Path
+) -> None:
+    configure(own_demo_repo, registry)
+    first = materialize(instance, *CHAIN)
+    assert first.success
+    digest = image_digest(first)
+    (mat,) = first.asset_materializations_for_node("model_image")
+    assert mat.metadata["ref"].value == f"{registry.host}/ai-platform/{MODEL}:sha-{digest[7:23]}"
+    annotations = mat.metadata["annotations"].value
+    assert annotations["ai-platform.quantization.recipe"] == "none"
+    assert annotations["org.opencontainers.image.created"].endswith("Z")
+
+    manifest = httpx.get(f"http://{registry.host}/v2/ai-platform/{MODEL}/manifests/{digest}",
+                         headers={"Accept": "application/vnd.oci.image.manifest.v1+json"})  # fmt: skip
+    assert manifest.status_code == 200 and json.loads(manifest.content)["annotations"] == annotations
+    _, rows = Warehouse(tmp_path / "home/warehouse.duckdb").query("SELECT digest, model, ref FROM images")
+    assert rows == [(digest, MODEL, mat.metadata["ref"].value)]
+
+    prompt = own_demo_repo / "prompts/contract_review.prompt"
+    prompt.write_text(prompt.read_text(encoding="utf-8") + 'description: "reviewed wording"\n', encoding="utf-8")
+    git(own_demo_repo, "commit", "--quiet", "-am", "a prompt-only change")
+    second = materialize(instance, *CHAIN)
+    assert second.success and image_digest(second) == digest, "a prompt change must not make a new model image"
+    (again,) = second.asset_materializations_for_node("model_image")
+    assert again.metadata["pushed_blobs"].value == 0 and again.metadata["bytes_written"].value == 0
