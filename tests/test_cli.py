@@ -6,6 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
+from ai_platform.warehouse import migrations
+
 ROOT = Path(__file__).resolve().parent.parent
 CLI = ROOT / ".venv/bin/ai-platform"
 
@@ -33,7 +35,10 @@ def test_sql_and_migrate(tmp_path: Path) -> None:
     assert run("warehouse", "migrate", "--warehouse", str(db)).returncode == 0
     done = run("sql", "SELECT version, name FROM schema_migrations", "--warehouse", str(db), "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == [{"version": 1, "name": "initial"}]
+    applied = json.loads(done.stdout)
+    assert applied[0] == {"version": 1, "name": "initial"} and [m["version"] for m in applied] == [
+        m.version for m in migrations()
+    ]
     table = run("sql", "SELECT count(*) AS n FROM generations", "--warehouse", str(db))
     assert table.stdout.splitlines()[0].strip() == "n" and table.stdout.splitlines()[2].strip() == "0"
 

@@ -90,7 +90,8 @@ def test_repo_contents(demo_repo: Path) -> None:
     calibration = (demo_repo / spec.quantization.calibration.path / "contracts.jsonl").read_text().splitlines()
     assert len(calibration) >= spec.quantization.calibration.samples
     eval_texts = {c["vars"]["input_pdf_text"] for c in cases}
-    assert not eval_texts & {json.loads(line)["text"] for line in calibration}
+    calibration_texts = {json.loads(line)["messages"][1]["content"] for line in calibration}  # the user turn
+    assert len(calibration_texts) == len(calibration) and not eval_texts & calibration_texts
     assert (demo_repo / "labels/2026-01-reviewer-a.csv").read_bytes().startswith("\ufeff".encode())
 
 
