@@ -7,6 +7,9 @@ in one run:
             tarred, hashed and written; nothing reused)
             baseline: `tar cf - DIR | sha256sum` (pack and hash, writing nothing)
             target: ours <= 1.2x baseline
+            second baseline: `tar cf - DIR | tee LAYER | sha256sum`, the same work plus
+            writing the bytes once, as any layout on disk must: on a disk that writes
+            slower than it hashes, this is the floor, and the first ratio measures the disk
   push      ours: `ai_platform.image.registry.push` to a fresh docker-registry on 127.0.0.1
             baseline: `skopeo copy --preserve-digests oci:LAYOUT docker://...` of the
             same layout to another fresh registry (same blobs, no recompression)
@@ -88,6 +91,10 @@ def main() -> None:
 
         base_build = timed(lambda: subprocess.run(f"tar cf - -C {model} . | sha256sum", shell=True, check=True,
                                                   stdout=subprocess.DEVNULL))  # fmt: skip
+        tee = Path(tmp) / "tee.tar"
+        base_write = timed(lambda: subprocess.run(f"tar cf - -C {model} . | tee {tee} | sha256sum", shell=True,
+                                                  check=True, stdout=subprocess.DEVNULL))  # fmt: skip
+        tee.unlink()
         layout = OciLayout(Path(tmp) / "layout")
         ours_build = timed(lambda: build(layout, model, "bench", created="2026-01-01T00:00:00Z", mtime=0,
                                          tags=["latest"]))  # fmt: skip
@@ -99,6 +106,10 @@ def main() -> None:
             ours_push = timed(lambda: push(layout, "latest", Reference.parse(f"{our_host}/bench/model:v1")))
 
     print(f"model: {args.mib} MiB of safetensors in {args.shards} shards, plus a config and a tokenizer")
+    print(
+        f"  build vs the write-inclusive baseline (tar | tee LAYER | sha256sum, {base_write:.2f} s): "
+        f"ratio {ours_build / base_write:.2f}x; disk wrote {args.mib / base_write:.0f} MiB/s there"
+    )
     for what, ours, base, name in (("build", ours_build, base_build, "tar cf - DIR | sha256sum"),
                                    ("push", ours_push, base_push, "skopeo copy --preserve-digests")):  # fmt: skip
         verdict = "met" if ours <= 1.2 * base else "MISSED"

@@ -91,7 +91,8 @@ class _Cache:
 
 def _layer(layout: OciLayout, entries: list[Entry], mtime: int, known: dict[str, str]) -> Descriptor:
     with layout.blob_writer(LAYER) as writer:
-        digests = write_layer(writer, entries, mtime)
+        # The content hash is only needed to hold files to a verified sha256.
+        digests = write_layer(writer, entries, mtime, hash_contents=any(e.name in known for e in entries))
         for entry in entries:
             want = known.get(entry.name)
             if want and digests[entry.name] != want:

@@ -56,8 +56,8 @@ def parents(names: Iterable[str]) -> list[str]:
     return sorted(found)
 
 
-def write_layer(sink: Sink, entries: list[Entry], mtime: int) -> dict[str, str]:
-    """Write a whole tar stream; returns each file's content sha256 (hashed in the same pass)."""
+def write_layer(sink: Sink, entries: list[Entry], mtime: int, hash_contents: bool = True) -> dict[str, str]:
+    """Write a whole tar stream; returns each file's content sha256 (hashed in the same pass, if asked)."""
     digests: dict[str, str] = {}
     for folder in parents(e.name for e in entries):
         sink.write(_header(folder, 0, mtime, directory=True))
@@ -74,12 +74,14 @@ def write_layer(sink: Sink, entries: list[Entry], mtime: int) -> dict[str, str]:
                 buffer = bytearray(CHUNK)
                 view = memoryview(buffer)
                 while n := f.readinto(buffer):
-                    content.update(view[:n])
+                    if hash_contents:
+                        content.update(view[:n])
                     sink.write(view[:n])
                     copied += n
             if copied != size:
                 raise OSError(f"{entry.source}: changed size while being packed ({size} -> {copied} bytes)")
-        digests[entry.name] = content.hexdigest()
+        if hash_contents:
+            digests[entry.name] = content.hexdigest()
         if size % BLOCK:
             sink.write(b"\0" * (BLOCK - size % BLOCK))
     sink.write(b"\0" * (2 * BLOCK))
