@@ -1,0 +1,247 @@
+"""Prompt-injection score for inputs (the contract text a user sends), offline.
+
+Why rules: the score runs in the canary eval and on the gateway's request path,
+so it must be offline, cheap, deterministic and explainable. A weighted rule
+set needs no model download, answers in microseconds, and every score comes
+with the rules that produced it (`injection_signals`), which a reviewer can
+check against the text. Each rule's weight is roughly how sure we are that the
+phrase is an attack and not contract language: phrases no contract contains
+("ignore the previous instructions", chat-template tokens) weigh 0.7-0.9,
+phrases a contract may contain innocently ("act as", "扮演") weigh 0.3-0.4, so
+they only count together with something else. Independent signals combine as
+1 - Π(1 - w): more evidence never lowers the score, and one strong signal alone
+already scores ≥ 0.5.
+
+Limits: rules catch known phrasings in English and Chinese; paraphrases, other
+languages, misspellings and attacks spread over many sentences get past them,
+and they cannot judge intent. Where that matters, configure a local Hugging Face
+text-classification model (for example a DeBERTa prompt-injection classifier)
+and use `InjectionClassifier`; it is loaded lazily, only when a path is set.
+
+Text is normalized first: NFKC (full-width letters, ligatures), lowercase,
+whitespace collapsed; invisible characters (zero-width, bidi controls, Unicode
+tag characters) are removed so they cannot split a keyword, and counted as a
+signal of their own. Chinese rules also see a copy with all whitespace removed.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# Zero-width and joiner characters, BOM, word joiner, bidi controls, Unicode tags.
+_INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str  # "<family>.<detail>"
+    weight: float
+    pattern: re.Pattern[str]
+    view: str = "spaced"  # which normalized view it searches: spaced, compact (no whitespace) or raw (NFKC, case kept)
+
+
+def _en(name: str, weight: float, pattern: str) -> Rule:
+    return Rule(name, weight, re.compile(pattern, re.MULTILINE))
+
+
+def _zh(name: str, weight: float, pattern: str) -> Rule:
+    return Rule(name, weight, re.compile(pattern), view="compact")
+
+
+_EARLIER = r"(?:previous|prior|above|preceding|earlier|foregoing|original|initial|system|developer)"
+_ORDERS = r"(?:instructions?|prompts?|rules|directions|guidelines|directives|messages?|context|commands?)"
+_ZH_EARLIER = r"(?:以上|之前|前面|上面|上述|先前|此前|原有|原来|原先|所有|全部|一切|你的|系统)"
+_ZH_ORDERS = r"(?:指令|指示|要求|规则|提示词?|设定|命令|约束)"
+
+RULES: tuple[Rule, ...] = (
+    # Instruction override: the classic attack, never contract language.
+    _en(
+        "override.ignore",
+        0.85,
+        rf"\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?"
+        rf"(?:the\s+|your\s+|my\s+|these\s+|those\s+)?{_EARLIER}\s+{_ORDERS}",
+    ),
+    _en(
+        "override.everything",
+        0.7,
+        rf"\b(?:ignore|disregard|forget)\s+(?:all|everything)\s+(?:{_ORDERS}|you\s+(?:were|have\s+been)\s+told)",
+    ),
+    _en(
+        "override.new_instructions",
+        0.5,
+        r"\bnew\s+instructions?\s*:|\binstead,?\s+(?:do|follow)\s+(?:this|these|the\s+following)\b",
+    ),
+    _zh(
+        "override.zh_ignore",
+        0.85,
+        rf"(?:忽略|无视|忽视|忘记|忘掉|不要理会|不用理会|不必理会|跳过)掉?{_ZH_EARLIER}的?(?:所有|全部|一切)?的?{_ZH_ORDERS}",
+    ),
+    # "不要遵守" alone; softer verbs ("无需遵守", "停止执行") are contract language unless aimed at instructions.
+    _zh(
+        "override.zh_disobey",
+        0.7,
+        rf"不要再?(?:遵守|遵循|听从|服从)|(?:不必|无需|不用|停止)再?(?:遵守|遵循|听从|服从|执行){_ZH_EARLIER}的?{_ZH_ORDERS}",
+    ),
+    # Role / system hijack: tries to replace the reviewer persona.
+    _en(
+        "role.you_are_now", 0.6, r"\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(?:to\s+be|you\s+are)\b"
+    ),
+    _en("role.act_as", 0.3, r"\b(?:act|behave)\s+as\s+(?:an?\s+|my\s+)?(?!agent\b|the\s+agent\b)\w+"),
+    _en("role.system_prompt", 0.6, r"\bsystem\s+prompt\b"),
+    _en("role.developer_mode", 0.7, r"\b(?:developer|god)\s+mode\b"),  # not "debug/admin mode": software contracts
+    _en("role.jailbreak", 0.7, r"\bjailbr(?:eak|oken)\w*|\bdo\s+anything\s+now\b"),
+    Rule("role.dan", 0.5, re.compile(r"\bDAN\b"), view="raw"),  # upper case only: "Dan" is a name
+    _zh("role.zh_you_are_now", 0.6, r"你现在是|从现在(?:开始|起)你|假装你是|你不再是"),
+    _zh("role.zh_act_as", 0.3, r"扮演"),
+    _zh("role.zh_system_prompt", 0.6, r"系统提示"),
+    _zh("role.zh_developer_mode", 0.7, r"开发者模式|越狱|上帝模式"),
+    # Prompt exfiltration: asks the model to leak its instructions.
+    _en(
+        "exfiltration.reveal",
+        0.8,
+        # "print the instructions" may be about a product manual, so "the" needs a qualifier.
+        r"\b(?:reveal|print|show|repeat|output|display|tell\s+me|leak|dump|write\s+out|recite)\s+(?:me\s+)?(?:all\s+)?"
+        r"(?:your\s+(?:full\s+|entire\s+)?(?:system\s+|initial\s+|original\s+|hidden\s+|secret\s+)?(?:prompt|instructions|rules)"
+        r"|the\s+(?:full\s+|entire\s+)?(?:system|initial|original|hidden|secret|above)\s+(?:prompt|instructions))\b",
+    ),
+    _en(
+        "exfiltration.question",
+        0.6,
+        r"\bwhat\s+(?:is|are|were)\s+your\s+(?:system\s+|initial\s+|original\s+)?(?:prompt|instructions)\b",
+    ),
+    _zh(
+        "exfiltration.zh_reveal",
+        0.8,
+        r"(?:输出|显示|打印|告诉我|泄露|泄漏|重复|复述|展示|透露|给出)(?:一下)?(?:你的|您的)?(?:全部|完整的?)?"
+        r"(?:系统)?(?:提示词|提示语|指令|系统提示|初始指令|设定|预设)",
+    ),
+    # Output-format hijack aimed at our JSON reply.
+    _en(
+        "format.respond_only",
+        0.5,
+        r"\b(?:respond|reply|answer)\s+only\s+with\b|\b(?:respond|reply|answer)\s+with\s+(?:exactly|only)\b",
+    ),
+    # "return the following documents" is contract language, so only "output" goes without an object.
+    _en(
+        "format.output_following",
+        0.6,
+        r"\boutput\s+(?:exactly\s+)?the\s+following\b"
+        r"|\b(?:return|print|write|reply\s+with)\s+(?:exactly\s+)?the\s+following\s+(?:json|text|output|answer|response)\b",
+    ),
+    _en("format.our_schema", 0.7, r"[\"']?risk_points[\"']?\s*:\s*\["),  # the reply's own key, inside the input
+    _zh("format.zh_output_following", 0.6, r"(?:输出|返回|回复|打印)(?:以下|下面|如下)的?(?:内容|json|文字|结果)"),
+    _zh("format.zh_only_output", 0.5, r"(?:只|仅)(?:需|能|可以|允许)?输出"),  # not 返回: "仅返回押金"
+    # Delimiters faking chat turns: chat-template tokens have no business in a contract.
+    _en(
+        "delimiter.chat_token", 0.8, r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>"
+    ),
+    _en("delimiter.inst", 0.7, r"\[/?inst\]|<</?sys>>"),
+    _en(
+        "delimiter.role_header",
+        0.6,
+        r"^\s*#{2,}\s*(?:system|assistant|user|instructions?)\s*:?\s*$|^\s*#{2,}\s*(?:system|assistant)\s*:",
+    ),
+    _en("delimiter.role_line", 0.3, r"^\s*(?:system|assistant)\s*:"),
+    _en("delimiter.xml_role", 0.5, r"</?(?:system|instructions?|assistant)>"),
+    # Hidden content: places to smuggle instructions or exfiltrate data.
+    _en("hidden.html_comment", 0.5, r"<!--.*?-->"),
+    _en("hidden.markdown_image_url", 0.6, r"!\[[^\]]*\]\(\s*(?:https?:)?//"),
+    _en("hidden.url_with_data", 0.4, r"https?://\S+[?&]\w+=\{"),
+)
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
+
+
+def normalize(text: str) -> tuple[str, int]:
+    """NFKC, invisible characters removed (and counted), lowercased, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text)
+    hidden = len(_INVISIBLE.findall(text))
+    text = _INVISIBLE.sub("", text)
+    return re.sub(r"[^\S\n]+", " ", text.lower()), hidden
+
+
+def _base64_blobs(raw: str) -> list[str]:
+    """Decoded text of long base64 runs that look encoded (mixed classes) and decode to UTF-8."""
+    decoded = []
+    for blob in _BASE64.findall(raw):
+        classes = sum(bool(re.search(p, blob)) for p in ("[a-z]", "[A-Z]", "[0-9]"))
+        if classes < 3:  # a long word or a hex digest is not base64 smuggling
+            continue
+        try:
+            decoded.append(base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True).decode("utf-8"))
+        except (binascii.Error, ValueError):
+            decoded.append("")
+    return decoded
+
+
+def injection_signals(text: str) -> list[tuple[str, float]]:
+    """The rules that fire on `text`, each once, as (name, weight), strongest first."""
+    return sorted(_signals(text, depth=0).items(), key=lambda s: (-s[1], s[0]))
+
+
+def _signals(text: str, depth: int) -> dict[str, float]:
+    spaced, hidden = normalize(text)
+    raw = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+    views = {"spaced": spaced, "compact": re.sub(r"\s+", "", spaced), "raw": raw}
+    found = {rule.name: rule.weight for rule in RULES if rule.pattern.search(views[rule.view])}
+    if hidden:
+        # A stray BOM or ZWSP from copy-paste is common; many are not.
+        found["hidden.invisible_chars"] = 0.6 if hidden >= 3 else 0.3
+    blobs = _base64_blobs(views["raw"])
+    if blobs:
+        found["hidden.base64_blob"] = 0.5
+        if depth == 0:  # what the blob says counts too, one level deep
+            for blob in blobs:
+                for name, weight in _signals(blob, depth=1).items():
+                    found.setdefault(f"base64.{name}", weight)
+    return found
+
+
+def combine(weights: list[float]) -> float:
+    remaining = 1.0
+    for weight in weights:
+        remaining *= 1.0 - weight
+    return 1.0 - remaining
+
+
+def injection_score(text: str) -> float:
+    """In [0, 1]: 1 - Π(1 - w) over the rules that fire."""
+    return round(combine([weight for _, weight in injection_signals(text)]), 6)
+
+
+class InjectionClassifier:
+    """A stronger, optional check: a local Hugging Face text-classification model.
+
+    `transformers` is imported only in `from_path`, so importing this module
+    stays cheap; nothing is downloaded (the folder must hold the model).
+    """
+
+    # Labels that mean "not an injection" in common prompt-injection classifiers.
+    BENIGN_LABELS = frozenset({"safe", "benign", "legit", "legitimate", "label_0", "0", "negative", "normal"})
+
+    def __init__(self, pipeline: Any) -> None:
+        self._pipeline = pipeline
+
+    @classmethod
+    def from_path(cls, path: str | Path) -> InjectionClassifier:
+        from ai_platform.errors import PlatformError
+
+        folder = Path(path)
+        if not (folder / "config.json").is_file():
+            raise PlatformError(f"{folder}: not a Hugging Face model folder (no config.json)")
+        from transformers import pipeline  # heavy: only when a model is configured
+
+        return cls(pipeline("text-classification", model=str(folder), tokenizer=str(folder), top_k=None))
+
+    def score(self, text: str) -> float:
+        """Probability mass on the non-benign labels."""
+        scores = self._pipeline(text, truncation=True)
+        if scores and isinstance(scores[0], list):  # batched shape
+            scores = scores[0]
+        return float(sum(s["score"] for s in scores if str(s["label"]).lower() not in self.BENIGN_LABELS))
