@@ -204,7 +204,12 @@ class Gate(Strict):
 class Canary(Strict):
     evals: list[str] = Field(default_factory=list, min_length=1)
     concurrency: int = Field(default=4, ge=1)
-    timeout_s: float = Field(default=120.0, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0)  # per case, per attempt
+    retries: int = Field(default=2, ge=0)  # transport errors and 429/5xx only; a failure is never hidden
+    # Gates judge greedy replies (reproducible) unless the prompt sets its own temperature;
+    # max_tokens bounds a degenerate candidate that would otherwise never stop.
+    max_tokens: int = Field(default=512, ge=1)
+    injection_model: str | None = None  # a local text-classification model folder; rules are the default
     gates: list[Gate] = Field(default_factory=list)
 
 

@@ -2,8 +2,17 @@
 
 import dagster as dg
 
-from ai_platform.errors import StageNotBuiltError
+from ai_platform.evaluation.report import comparison, latency_histogram, latency_svg
+from ai_platform.evaluation.scoring import METRICS
+from ai_platform.evaluation.stage import record, run_canary
 from assets.partitions import models_partitions
+from assets.resources import PlatformRepoResource
+
+# One blocking check per metric a spec may gate on; an ungated metric's check passes and says so.
+GATES = [
+    dg.AssetCheckSpec(f"gate_{metric}", asset="canary_eval", blocking=True, description=f"canary gate on {metric}")
+    for metric in METRICS
+]
 
 
 @dg.asset(
@@ -12,7 +21,36 @@ from assets.partitions import models_partitions
     group_name="release",
     kinds={"vllm", "duckdb"},
     owners=["team:ml-platform"],
+    check_specs=GATES,
     description="Champion vs challenger on the eval set: schema validity, repetition, coherence, PII, recall, latency.",
 )
-def canary_eval() -> dg.MaterializeResult:
-    raise StageNotBuiltError("canary_eval", issue=7)
+def canary_eval(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
+    snap = platform_repo.pinned(context.partition_key)
+    warehouse = platform_repo.warehouse(snap)
+    result = run_canary(snap, warehouse, context.log.info)
+    record(warehouse, snap, result)
+    candidate, champion = result.candidate, result.champion
+    checks = []
+    for metric in METRICS:
+        verdict = result.verdicts.get(metric)
+        detail = verdict.detail if verdict else f"{metric} = {candidate.metrics[metric]:.4g} (not gated by the spec)"
+        checks.append(dg.AssetCheckResult(check_name=f"gate_{metric}", passed=verdict.passed if verdict else True,
+                                          metadata={"detail": detail}))  # fmt: skip
+    latencies = [s.latency_s for s in candidate.scores if s.error is None]
+    svg = snap.platform.artifacts_path / "reports" / f"canary-{candidate.run_id}-latency.svg"
+    svg.parent.mkdir(parents=True, exist_ok=True)
+    svg.write_text(latency_svg(latencies))
+    metadata = {
+        "run_id": candidate.run_id,
+        "image": candidate.image_digest,
+        "bundle": candidate.bundle_digest,
+        "champion": champion.image_digest if champion else "none (nothing live yet)",
+        "passed": result.passed,
+        "comparison": dg.MetadataValue.md(
+            comparison(candidate.metrics, champion.metrics if champion else None, result.verdicts)
+        ),
+        "latency_distribution": dg.MetadataValue.md(latency_histogram(latencies)),
+        "latency_plot": dg.MetadataValue.path(str(svg)),
+        **{k: float(v) for k, v in candidate.metrics.items()},
+    }
+    return dg.MaterializeResult(metadata=metadata, check_results=checks, data_version=dg.DataVersion(candidate.run_id))

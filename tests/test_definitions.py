@@ -103,7 +103,7 @@ def test_model_spec_fails_on_bad_config(instance, own_demo_repo: Path) -> None:
     assert "quantization.method: must be one of" in failure.step_failure_data.error.to_string()
 
 
-@pytest.mark.parametrize(("stage", "issue"), [("canary_eval", 7), ("deployment", 8)])
+@pytest.mark.parametrize(("stage", "issue"), [("deployment", 8)])
 def test_unbuilt_stage_fails_loudly(instance, stage: str, issue: int) -> None:
     result = materialize(instance, stage)
     assert not result.success

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from ai_platform.artifacts import canonical_json
 from ai_platform.errors import PromptError
 from ai_platform.prompts.compiler import compile_bytes
 from ai_platform.prompts.render import check_values, parse_cli_values, render_messages, request_body
@@ -138,3 +140,16 @@ def test_parse_cli_values_rejects_non_json_for_a_typed_variable() -> None:
 def test_parse_cli_values_rejects_a_pair_without_equals() -> None:
     with pytest.raises(RenderError, match=r"NAME=VALUE"):
         parse_cli_values(_document(), ["doc"])
+
+
+def test_request_lists_properties_in_declared_order_even_from_the_canonical_document() -> None:
+    """xgrammar generates properties in schema order; the canonical (sorted) document must not reorder the reply."""
+    source = (
+        b'user: "x"\noutput_schema: {"zeta": "string", "alpha": "integer?", "mid": {"y": "string", "b": "string"}}\n'
+    )
+    document = compile_bytes(source, "order.prompt").document
+    canonical = json.loads(canonical_json(document))
+    for doc in (document, canonical):
+        schema = request_body(doc, {}, "m")["response_format"]["json_schema"]["schema"]
+        assert list(schema["properties"]) == ["zeta", "mid", "alpha"]  # required as declared, then optional
+        assert list(schema["properties"]["mid"]["properties"]) == ["y", "b"]

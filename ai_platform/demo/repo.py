@@ -109,6 +109,8 @@ canary:
     - {{metric: finish_stop_rate, min: 1.0}}
     - {{metric: pii_count, max: 0}}
     - {{metric: task_recall, max_drop: 0.02}}
+    - {{metric: task_recall, min: 0.8}}  # measured: trained 0.96, random weights 0.21
+    - {{metric: coherence, min: 0.2}}  # measured: trained 0.39, random weights 0.002
 """
 
 CONTRACT_REVIEW_PROMPT = f'''\

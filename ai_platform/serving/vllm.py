@@ -126,11 +126,37 @@ class VllmServer:
             self._reader.join(timeout=5)
         return code
 
+    def log_tail(self) -> str:
+        return "\n".join(self.tail) if self.tail else "\n".join(self.log_text().splitlines()[-60:])
+
     def __enter__(self) -> VllmServer:
         return self
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self.stop()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(OSError):  # a zombie is as good as gone
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
+    return True
+
+
+def stop_pid(pid: int, grace_s: float = 20.0) -> None:
+    """Stop a server this process did not start (a detached color): SIGTERM by PID, then SIGKILL its group."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def launch(
@@ -145,8 +171,13 @@ def launch(
     port: int | None = None,
     startup_timeout_s: float = 600.0,
     on_log: Callable[[str], None] | None = None,
+    detach: bool = False,
 ) -> VllmServer:
-    """Start vLLM and return once `/health` answers 200; raise ServingError with its log tail otherwise."""
+    """Start vLLM and return once `/health` answers 200; raise ServingError with its log tail otherwise.
+
+    `detach`: the server outlives this process (a live color): its output goes straight to
+    the log file, not through a pipe a dead parent would break, and it is stopped by PID.
+    """
     if not Path(python).is_file():
         raise ServingError(f"serve environment not found: {python} (run `make envs`)")
     if not (Path(model_dir) / "config.json").is_file():
@@ -169,7 +200,7 @@ def launch(
     log_file = log_path.open("wb")
     process = subprocess.Popen(
         command,
-        stdout=subprocess.PIPE,
+        stdout=log_file if detach else subprocess.PIPE,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         env=env,
@@ -189,8 +220,11 @@ def launch(
                 if on_log:
                     on_log(line)
 
-    server._reader = threading.Thread(target=pump, name=f"vllm-log-{port}", daemon=True)
-    server._reader.start()
+    if detach:
+        log_file.close()  # the child holds its own descriptor
+    else:
+        server._reader = threading.Thread(target=pump, name=f"vllm-log-{port}", daemon=True)
+        server._reader.start()
 
     deadline = time.monotonic() + startup_timeout_s
     with httpx.Client(timeout=2.0) as client:
@@ -198,7 +232,7 @@ def launch(
             code = process.poll()
             if code is not None:
                 server.stop()
-                tail = "\n".join(server.tail)
+                tail = server.log_tail()
                 raise ServingError(f"vLLM exited with code {code} before becoming healthy; last log lines:\n{tail}")
             try:
                 if client.get(f"{server.base_url}/health").status_code == 200:
@@ -207,6 +241,6 @@ def launch(
                 pass  # not listening yet: the loop checks the process and the deadline
             if time.monotonic() > deadline:
                 server.stop()
-                tail = "\n".join(server.tail)
+                tail = server.log_tail()
                 raise ServingError(f"vLLM not healthy after {startup_timeout_s:.0f}s; last log lines:\n{tail}")
             time.sleep(0.5)

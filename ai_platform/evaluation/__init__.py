@@ -1,0 +1,1 @@
+"""Canary evaluation: the eval client, metrics, gates and the report."""

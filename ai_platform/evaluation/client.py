@@ -1,0 +1,109 @@
+"""The eval client: OpenAI-compatible chat requests, streamed, with bounded concurrency.
+
+Streaming gives time to first token; `stream_options.include_usage` gives the
+token count; `logprobs` gives the mean token log-probability (a trust-model
+feature). A case is retried only on transport errors and 429/5xx, up to
+`retries` times, and every attempt is counted; a case that still fails is
+returned as failed with its error, never dropped, so it counts against every
+gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+RETRYABLE = {429, 500, 502, 503, 504}
+
+
+@dataclass
+class Reply:
+    case_id: str
+    content: str = ""
+    finish_reason: str = "error"
+    latency_s: float = 0.0
+    ttft_s: float | None = None
+    output_tokens: int = 0
+    mean_logprob: float | None = None
+    attempts: int = 0
+    error: str | None = None
+    logprobs: list[float] = field(default_factory=list, repr=False)
+
+
+async def _once(client: httpx.AsyncClient, url: str, body: dict[str, Any], reply: Reply, timeout_s: float) -> None:
+    started = time.perf_counter()
+    parts: list[str] = []
+    async with asyncio.timeout(timeout_s):
+        async with client.stream("POST", url, json=body) as response:
+            if response.status_code != 200:
+                text = (await response.aread()).decode("utf-8", "replace")[:300]
+                raise _HttpError(response.status_code, text)
+            async for line in response.aiter_lines():
+                if not line.startswith("data: ") or line == "data: [DONE]":
+                    continue
+                chunk = json.loads(line[6:])
+                if chunk.get("usage"):
+                    reply.output_tokens = chunk["usage"].get("completion_tokens", 0)
+                for choice in chunk.get("choices") or []:
+                    delta = (choice.get("delta") or {}).get("content") or ""
+                    if delta and reply.ttft_s is None:
+                        reply.ttft_s = time.perf_counter() - started
+                    parts.append(delta)
+                    for item in (choice.get("logprobs") or {}).get("content") or []:
+                        reply.logprobs.append(item["logprob"])
+                    if choice.get("finish_reason"):
+                        reply.finish_reason = choice["finish_reason"]
+    reply.content = "".join(parts)
+    reply.latency_s = time.perf_counter() - started
+    if reply.logprobs:
+        reply.mean_logprob = sum(reply.logprobs) / len(reply.logprobs)
+
+
+class _HttpError(Exception):
+    def __init__(self, status: int, text: str) -> None:
+        self.status = status
+        super().__init__(f"HTTP {status}: {text}")
+
+
+async def _case(client: httpx.AsyncClient, gate: asyncio.Semaphore, url: str, case_id: str, body: dict[str, Any],
+                timeout_s: float, retries: int) -> Reply:  # fmt: skip
+    async with gate:
+        for attempt in range(retries + 1):
+            reply = Reply(case_id, attempts=attempt + 1)
+            try:
+                await _once(client, url, body, reply, timeout_s)
+                return reply
+            except (httpx.TransportError, TimeoutError) as exc:
+                reply.error = f"{type(exc).__name__}: {exc}".rstrip(": ")
+            except _HttpError as exc:
+                reply.error = str(exc)
+                if exc.status not in RETRYABLE:
+                    return reply
+            if attempt < retries:
+                await asyncio.sleep(0.5 * 2**attempt)
+        return reply
+
+
+async def _run(base_url: str, cases: list[tuple[str, dict[str, Any]]], concurrency: int, timeout_s: float,
+               retries: int) -> list[Reply]:  # fmt: skip
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s), limits=limits) as client:
+        gate = asyncio.Semaphore(concurrency)
+        url = f"{base_url.rstrip('/')}/v1/chat/completions"
+        return await asyncio.gather(*(_case(client, gate, url, cid, b, timeout_s, retries) for cid, b in cases))
+
+
+def streamed(body: dict[str, Any]) -> dict[str, Any]:
+    """The request as the eval sends it: streamed, with usage and log-probabilities."""
+    return {**body, "stream": True, "stream_options": {"include_usage": True}, "logprobs": True}
+
+
+def run_cases(base_url: str, cases: list[tuple[str, dict[str, Any]]], *, concurrency: int, timeout_s: float,
+              retries: int) -> list[Reply]:  # fmt: skip
+    """Send every (case id, request body), at most `concurrency` at a time; replies in case order."""
+    return asyncio.run(_run(base_url, [(cid, streamed(b)) for cid, b in cases], concurrency, timeout_s, retries))

@@ -1,0 +1,115 @@
+"""Per-case metrics and the run's aggregate, from the eval client's replies.
+
+Per case: schema validity (jsonschema on the decoded reply, even though decoding
+was constrained: a truncated reply is not valid), finish reason, seq-rep-4,
+coherence with the input, PII found in the reply, injection score of the input,
+task recall, latency, time to first token, output tokens/s, mean token logprob.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ai_platform.evaluation.client import Reply
+from ai_platform.evaluation.coherence import coherence
+from ai_platform.evaluation.injection import injection_score
+from ai_platform.evaluation.pii import find_pii
+from ai_platform.evaluation.recall import task_recall
+from ai_platform.evaluation.text import seq_rep_n
+
+# The metrics a gate may name; the unit and direction are in each gate's bound.
+METRICS = ("schema_valid_rate", "finish_stop_rate", "error_rate", "seq_rep_4", "coherence", "pii_count",
+           "injection_max", "task_recall", "latency_p50_s", "latency_p95_s", "latency_p99_s", "ttft_p50_s",
+           "output_tokens_per_s")  # fmt: skip
+
+
+@dataclass
+class CaseScore:
+    case_id: str
+    schema_valid: bool
+    finish_reason: str
+    seq_rep_4: float
+    coherence: float
+    pii: list[str]
+    injection: float
+    task_recall: float
+    latency_s: float
+    ttft_s: float | None
+    output_tokens: int
+    mean_logprob: float | None
+    attempts: int
+    error: str | None
+
+    def metrics(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if k not in ("case_id",)}
+
+
+def _valid(content: str, schema: dict[str, Any] | None) -> tuple[bool, Any]:
+    from jsonschema import Draft202012Validator
+
+    if schema is None:
+        return bool(content.strip()), None
+    try:
+        answer = json.loads(content)
+    except ValueError:
+        return False, None
+    return Draft202012Validator(schema).is_valid(answer), answer
+
+
+def score(cases: list[dict[str, Any]], inputs: list[str], replies: list[Reply], schema: dict[str, Any] | None,
+          injection: Callable[[str], float] = injection_score) -> list[CaseScore]:  # fmt: skip
+    """`injection` scores inputs: the offline rules unless the spec names a classifier model."""
+    cosines = coherence(inputs, [r.content for r in replies])
+    scores = []
+    for case, text, reply, cosine in zip(cases, inputs, replies, cosines, strict=True):
+        valid, answer = _valid(reply.content, schema) if reply.error is None else (False, None)
+        scores.append(CaseScore(
+            case_id=case["id"], schema_valid=valid, finish_reason=reply.finish_reason,
+            seq_rep_4=seq_rep_n(reply.content, 4), coherence=cosine,
+            pii=[f"{f.kind}" for f in find_pii(reply.content)], injection=injection(text),
+            task_recall=task_recall(case.get("expected") or {}, answer), latency_s=reply.latency_s,
+            ttft_s=reply.ttft_s, output_tokens=reply.output_tokens, mean_logprob=reply.mean_logprob,
+            attempts=reply.attempts, error=reply.error,
+        ))  # fmt: skip
+    return scores
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (no interpolation: every figure is a latency that happened)."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def aggregate(scores: list[CaseScore]) -> dict[str, float]:
+    n = len(scores)
+    ok = [s for s in scores if s.error is None]
+    latencies = [s.latency_s for s in ok]
+    ttfts = [s.ttft_s for s in ok if s.ttft_s is not None]
+    speeds = [s.output_tokens / s.latency_s for s in ok if s.latency_s > 0 and s.output_tokens]
+
+    def mean(values: list[float]) -> float:
+        return sum(values) / len(values) if values else math.nan
+
+    return {
+        "cases": n,
+        "schema_valid_rate": sum(s.schema_valid for s in scores) / n,
+        "finish_stop_rate": sum(s.finish_reason == "stop" for s in scores) / n,
+        "error_rate": (n - len(ok)) / n,
+        "seq_rep_4": mean([s.seq_rep_4 for s in scores]),
+        "coherence": mean([s.coherence for s in scores]),
+        "pii_count": sum(len(s.pii) for s in scores),
+        "injection_max": max((s.injection for s in scores), default=0.0),
+        "task_recall": mean([s.task_recall for s in scores]),
+        "latency_p50_s": percentile(latencies, 50),
+        "latency_p95_s": percentile(latencies, 95),
+        "latency_p99_s": percentile(latencies, 99),
+        "ttft_p50_s": percentile(ttfts, 50),
+        "output_tokens_per_s": mean(speeds),
+        "retries": sum(s.attempts - 1 for s in scores),
+    }

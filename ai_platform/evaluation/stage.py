@@ -1,0 +1,204 @@
+"""The canary_eval stage: the candidate (and the live champion, if any) on real vLLM, scored and gated.
+
+The candidate is served from its model image (unpacked and held to its
+digests), with the prompts of its prompt bundle; the champion is whatever the
+`deployments` table says is live, served the same way with its own bundle. Both
+answer the same eval cases; every gate is judged on the candidate, absolute or
+relative to the champion. Only a candidate whose every gate passed becomes the
+`canary_eval` ref that the rollout reads.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ai_platform.artifacts import ArtifactStore, canonical_json
+from ai_platform.errors import PlatformError
+from ai_platform.evaluation.client import run_cases
+from ai_platform.evaluation.gates import Verdict, by_metric, judge
+from ai_platform.evaluation.injection import InjectionClassifier, injection_score
+from ai_platform.evaluation.scoring import CaseScore, aggregate, score
+from ai_platform.image.stage import local_registry
+from ai_platform.image.unpack import unpack
+from ai_platform.prompts import bundle
+from ai_platform.prompts.render import render_messages, request_body
+from ai_platform.prompts.stage import bundle_repository
+from ai_platform.rollout import state as rollout_state
+from ai_platform.serving.vllm import launch
+from ai_platform.specs import SpecSnapshot
+from ai_platform.warehouse import Warehouse
+
+Log = Callable[[str], None]
+ROOT = Path(__file__).resolve().parents[2]
+SERVE_PYTHON = ROOT / ".venvs" / "serve" / "bin" / "python"
+
+
+class EvalSetError(PlatformError):
+    """An eval file is unreadable or a case breaks the format; names file and line."""
+
+
+@dataclass
+class EvalRun:
+    run_id: str
+    role: str  # champion | challenger
+    image_digest: str
+    bundle_digest: str
+    cases: list[dict[str, Any]]
+    prompt_name: str
+    prompt_version: str
+    scores: list[CaseScore]
+    outputs: list[str]
+    metrics: dict[str, float]
+    started_at: datetime
+    finished_at: datetime
+    passed: bool | None = None
+
+
+@dataclass
+class CanaryResult:
+    candidate: EvalRun
+    champion: EvalRun | None
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return all(v.passed for v in self.verdicts.values())
+
+
+def load_cases(snap: SpecSnapshot) -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for relative in snap.spec.canary.evals:
+        path = snap.platform.file(relative)
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                case = json.loads(line)
+            except ValueError as exc:
+                raise EvalSetError(f"{relative}:{number}: not JSON: {exc}") from None
+            if (
+                not isinstance(case, dict)
+                or not isinstance(case.get("id"), str)
+                or not isinstance(case.get("vars"), dict)
+            ):
+                raise EvalSetError(f"{relative}:{number}: a case needs a string 'id' and an object 'vars'")
+            if case["id"] in seen:
+                raise EvalSetError(f"{relative}:{number}: duplicate case id {case['id']!r}")
+            seen.add(case["id"])
+            cases.append(case)
+    if not cases:
+        raise EvalSetError(f"{', '.join(snap.spec.canary.evals)}: no eval cases")
+    return cases
+
+
+def requests(snap: SpecSnapshot, document: dict[str, Any], cases: list[dict[str, Any]]) -> list[tuple[str, dict]]:
+    canary = snap.spec.canary
+    out = []
+    for case in cases:
+        body = request_body(document, case["vars"], model=snap.spec.name)
+        body.setdefault("temperature", 0)  # gates judge reproducible replies unless the prompt says otherwise
+        body.setdefault("max_tokens", canary.max_tokens)
+        out.append((case["id"], body))
+    return out
+
+
+def _input_text(document: dict[str, Any], case: dict[str, Any]) -> str:
+    return "\n".join(m["content"] for m in render_messages(document, case["vars"]) if m["role"] == "user")
+
+
+def evaluate(snap: SpecSnapshot, role: str, image_digest: str, bundle_digest: str, log: Log) -> EvalRun:
+    platform, model = snap.platform, snap.spec.name
+    if not SERVE_PYTHON.is_file():
+        raise PlatformError(f"serve environment missing ({SERVE_PYTHON}): `make envs` creates it")
+    model_dir = unpack(local_registry(platform, model), image_digest, platform.artifacts_path / "serving")
+    prompts = bundle.load(local_registry(platform, bundle_repository(model)), bundle_digest)
+    cases = load_cases(snap)
+    document = prompts[cases[0].get("prompt", snap.spec.prompts[0])]
+    device = "gpu" if shutil.which("nvidia-smi") else "cpu"
+    log(f"{role}: serving {image_digest[:19]} from {model_dir} on {device}")
+    started = datetime.now(UTC)
+    with launch(model_dir, model, snap.spec.serving, python=SERVE_PYTHON, device=device,
+                log_path=platform.artifacts_path / "logs" / f"vllm-{role}-{image_digest[7:19]}.log",
+                on_log=lambda line: log(f"vllm: {line}")) as server:  # fmt: skip
+        canary = snap.spec.canary
+        replies = run_cases(server.base_url, requests(snap, document, cases), concurrency=canary.concurrency,
+                            timeout_s=canary.timeout_s, retries=canary.retries)  # fmt: skip
+    finished = datetime.now(UTC)
+    inputs = [_input_text(document, c) for c in cases]
+    injection = injection_score
+    if snap.spec.canary.injection_model:
+        injection = InjectionClassifier.from_path(snap.platform.file(snap.spec.canary.injection_model)).score
+    scores = score(cases, inputs, replies, document["output_schema"], injection)
+    version = ArtifactStore(platform.artifacts_path).put_bytes(canonical_json(document))
+    return EvalRun(uuid.uuid4().hex, role, image_digest, bundle_digest, cases, document["name"], version, scores,
+                   [r.content for r in replies], aggregate(scores), started, finished)  # fmt: skip
+
+
+def live_champion(warehouse: Warehouse, model: str) -> tuple[str, str] | None:
+    _, rows = warehouse.query(
+        "SELECT image_digest, bundle_digest FROM deployments WHERE model = ? AND status = 'live'"
+        " ORDER BY started_at DESC LIMIT 1",
+        [model],
+    )
+    return (rows[0][0], rows[0][1]) if rows and rows[0][1] else None
+
+
+def run_canary(snap: SpecSnapshot, warehouse: Warehouse, log: Log) -> CanaryResult:
+    store = ArtifactStore(snap.platform.artifacts_path)
+    image = store.ref("model_image", snap.spec.name)["digest"]
+    prompts = store.ref("prompt_bundle", snap.spec.name)["digest"]
+    candidate = evaluate(snap, "challenger", image, prompts, log)
+    champion = None
+    live = live_champion(warehouse, snap.spec.name)
+    if live and live != (image, prompts):
+        champion = evaluate(snap, "champion", *live, log)
+    verdicts = judge(snap.spec.canary.gates, candidate.metrics, champion.metrics if champion else None)
+    result = CanaryResult(candidate, champion, by_metric(verdicts))
+    candidate.passed = result.passed
+    if result.passed:
+        store.set_ref("canary_eval", snap.spec.name, {"image": image, "bundle": prompts, "run_id": candidate.run_id})
+    return result
+
+
+def record(warehouse: Warehouse, snap: SpecSnapshot, result: CanaryResult) -> None:
+    runs = [r for r in (result.candidate, result.champion) if r is not None]
+    eval_set = ",".join(snap.spec.canary.evals)
+    with warehouse.write() as con:
+        if not result.passed:  # the incumbent stays live; the deployments log says which candidate and why
+            failed = "; ".join(v.detail for v in result.verdicts.values() if not v.passed)
+            idle = rollout_state.load(snap.platform.home, snap.spec.name).idle_color
+            con.execute("INSERT INTO deployments (deployment_id, model, target, color, image_digest, bundle_digest,"
+                        " status, reason, ended_at) VALUES (?, ?, ?, ?, ?, ?, 'rejected', ?, now())",
+                        [uuid.uuid4().hex, snap.spec.name, snap.platform.config.execution.target, idle,
+                         result.candidate.image_digest, result.candidate.bundle_digest,
+                         f"canary gates failed: {failed}"])  # fmt: skip
+        for run in runs:
+            con.execute("INSERT INTO eval_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [run.run_id, snap.spec.name, run.role, run.image_digest, run.bundle_digest, eval_set,
+                         json.dumps(run.metrics), run.passed, run.started_at, run.finished_at])  # fmt: skip
+            con.executemany("INSERT INTO eval_cases VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+                [run.run_id, s.case_id, run.prompt_version, json.dumps(c["vars"], ensure_ascii=False), out,
+                 s.schema_valid, s.finish_reason, s.latency_s, json.dumps(s.metrics(), ensure_ascii=False)]
+                for c, s, out in zip(run.cases, run.scores, run.outputs, strict=True)])  # fmt: skip
+        # Until the gateway logs real traffic, the candidate's canary replies are the generations
+        # reviewers label (`canary-<case id>`, as the demo's label files name them).
+        run = result.candidate
+        ids = [f"canary-{s.case_id}" for s in run.scores]
+        rows = [
+            [gid, snap.spec.name, run.prompt_name, run.prompt_version, run.image_digest,
+             json.dumps(c["vars"], ensure_ascii=False), out, json.dumps(s.metrics(), ensure_ascii=False),
+             s.finish_reason, s.latency_s]
+            for gid, c, s, out in zip(ids, run.cases, run.scores, run.outputs, strict=True)
+        ]  # fmt: skip
+        con.execute("DELETE FROM generations WHERE generation_id IN (SELECT unnest(?))", [ids])
+        con.executemany("INSERT INTO generations (generation_id, model, prompt_name, prompt_version, image_digest,"
+                        " source, input, output, metrics, finish_reason, latency_s) VALUES"
+                        " (?, ?, ?, ?, ?, 'canary', ?, ?, ?, ?, ?)", rows)  # fmt: skip

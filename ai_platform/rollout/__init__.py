@@ -1,0 +1,1 @@
+"""Rollout: blue/green on the local gateway, and Kubernetes manifests."""

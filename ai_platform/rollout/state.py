@@ -1,0 +1,75 @@
+"""The rollout state of each model: which color is live, where, serving which image and bundle.
+
+One small JSON file per model under `<home>/rollout/`, replaced atomically; it is
+what the gateway routes by (it re-reads it on `POST /admin/reload` and every
+second), so a switch is one rename.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+COLORS = ("blue", "green")
+
+
+@dataclass(frozen=True)
+class Color:
+    color: str
+    base_url: str
+    pid: int
+    image: str  # manifest digest of the model image
+    bundle: str  # manifest digest of the prompt bundle
+    bundle_layout: str  # where the gateway loads the bundle from
+    deployment_id: str
+
+
+@dataclass(frozen=True)
+class ModelState:
+    model: str
+    warehouse: str
+    live: Color | None = None
+    previous: Color | None = None  # stopped after the drain; rollback starts it again
+
+    @property
+    def idle_color(self) -> str:
+        return "blue" if self.live is None or self.live.color == "green" else "green"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModelState:
+        def color(value: dict[str, Any] | None) -> Color | None:
+            return Color(**value) if value else None
+
+        return cls(data["model"], data["warehouse"], color(data.get("live")), color(data.get("previous")))
+
+
+def state_dir(home: Path) -> Path:
+    return Path(home) / "rollout"
+
+
+def load(home: Path, model: str, warehouse: str = "") -> ModelState:
+    path = state_dir(home) / f"{model}.json"
+    if not path.is_file():
+        return ModelState(model, warehouse)
+    return ModelState.from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+def load_all(home: Path) -> dict[str, ModelState]:
+    folder = state_dir(home)
+    return {
+        p.stem: ModelState.from_json(json.loads(p.read_text(encoding="utf-8"))) for p in sorted(folder.glob("*.json"))
+    }
+
+
+def save(home: Path, state: ModelState) -> None:
+    folder = state_dir(home)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{state.model}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(state.to_json(), indent=2), encoding="utf-8")
+    os.replace(tmp, folder / f"{state.model}.json")

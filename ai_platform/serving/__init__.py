@@ -1,0 +1,1 @@
+"""Serving: the vLLM launcher (and, with issue 8, the gateway)."""

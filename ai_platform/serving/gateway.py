@@ -1,0 +1,343 @@
+"""The gateway: the one front door to every live model, and where blue/green switches happen.
+
+    POST /v1/prompts/{name}:run   variables in; validated JSON out, with a generation_id
+    /v1/chat/completions, /v1/completions, /v1/models    OpenAI-compatible passthrough
+    GET  /healthz                 the gateway and each live upstream
+    GET  /metrics                 Prometheus text format
+    POST /admin/reload            re-read the rollout state now (loopback clients only)
+    GET  /admin/status            upstreams and their in-flight requests (loopback clients only)
+
+Routing reads the rollout state files (one per model, replaced atomically by a
+rollout); a request holds the upstream it started on, so a switch never breaks
+a request in flight: the old color drains, then the rollout stops it. Prompt
+bundles are loaded by digest and cached, so a prompt-only rollout is a state
+change, not a vLLM restart. Every generation is logged to the warehouse by a
+background writer in short batches, never on the request path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import threading
+import time
+import uuid
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from ai_platform.errors import PlatformError
+from ai_platform.evaluation.injection import injection_score
+from ai_platform.evaluation.pii import find_pii
+from ai_platform.evaluation.text import seq_rep_n
+from ai_platform.image.layout import OciLayout
+from ai_platform.prompts import bundle
+from ai_platform.prompts.render import request_body
+from ai_platform.rollout.state import ModelState, load_all
+from ai_platform.warehouse import Warehouse
+
+BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+LOOPBACK = {"127.0.0.1", "::1", "localhost", "testclient"}
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.requests: Counter[tuple[str, str, int]] = Counter()
+        self.latency: dict[str, list[int]] = defaultdict(lambda: [0] * (len(BUCKETS) + 1))
+        self.latency_sum: Counter[str] = Counter()
+        self.in_flight: Counter[str] = Counter()  # by upstream base_url
+        self.switches = 0
+
+    def observe(self, route: str, model: str, status: int, seconds: float) -> None:
+        self.requests[(route, model, status)] += 1
+        bucket = next((i for i, b in enumerate(BUCKETS) if seconds <= b), len(BUCKETS))
+        self.latency[route][bucket] += 1
+        self.latency_sum[route] += seconds
+
+    def render(self, states: dict[str, ModelState]) -> str:
+        lines = ["# HELP ai_platform_gateway_requests_total Requests by route, model and status.",
+                 "# TYPE ai_platform_gateway_requests_total counter"]  # fmt: skip
+        lines += [f'ai_platform_gateway_requests_total{{route="{r}",model="{m}",status="{s}"}} {n}'
+                  for (r, m, s), n in sorted(self.requests.items())]  # fmt: skip
+        lines += ["# HELP ai_platform_gateway_request_seconds Request latency.",
+                  "# TYPE ai_platform_gateway_request_seconds histogram"]  # fmt: skip
+        for route, counts in sorted(self.latency.items()):
+            total = 0
+            for bound, count in zip([*map(str, BUCKETS), "+Inf"], counts, strict=True):
+                total += count
+                lines.append(f'ai_platform_gateway_request_seconds_bucket{{route="{route}",le="{bound}"}} {total}')
+            lines.append(f'ai_platform_gateway_request_seconds_sum{{route="{route}"}} {self.latency_sum[route]:.6f}')
+            lines.append(f'ai_platform_gateway_request_seconds_count{{route="{route}"}} {total}')
+        lines += ["# TYPE ai_platform_gateway_in_flight gauge"]
+        lines += [f'ai_platform_gateway_in_flight{{upstream="{u}"}} {n}' for u, n in sorted(self.in_flight.items())]
+        lines += ["# TYPE ai_platform_gateway_live_color gauge"]
+        lines += [f'ai_platform_gateway_live_color{{model="{m}",color="{s.live.color}",image="{s.live.image}"}} 1'
+                  for m, s in sorted(states.items()) if s.live]  # fmt: skip
+        lines += [
+            "# TYPE ai_platform_gateway_switches_total counter",
+            f"ai_platform_gateway_switches_total {self.switches}",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+class GenerationLog:
+    """Generations go to the warehouse from one background thread, in batches (DuckDB has one writer)."""
+
+    def __init__(self) -> None:
+        self.queue: queue.Queue[tuple[str, list[Any]]] = queue.Queue()
+        self.thread = threading.Thread(target=self._run, name="generation-log", daemon=True)
+        self.thread.start()
+
+    def add(self, warehouse: str, row: list[Any]) -> None:
+        self.queue.put((warehouse, row))
+
+    def flush(self, timeout_s: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.queue.unfinished_tasks and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def _run(self) -> None:
+        while True:
+            first = self.queue.get()
+            batch = [first]
+            while len(batch) < 500:
+                try:
+                    batch.append(self.queue.get(timeout=0.2))
+                except queue.Empty:
+                    break
+            by_db: dict[str, list[list[Any]]] = defaultdict(list)
+            for db, row in batch:
+                by_db[db].append(row)
+            for db, rows in by_db.items():
+                try:
+                    with Warehouse(db).write() as con:
+                        con.executemany(
+                            "INSERT INTO generations (generation_id, model, prompt_name, prompt_version, image_digest,"
+                            " source, input, output, metrics, finish_reason, latency_s) VALUES"
+                            " (?, ?, ?, ?, ?, 'gateway', ?, ?, ?, ?, ?)", rows)  # fmt: skip
+                except PlatformError as exc:  # keep serving; the failure is visible in the gateway log
+                    print(f"gateway: could not log {len(rows)} generations to {db}: {exc}", flush=True)
+            for _ in batch:
+                self.queue.task_done()
+
+
+class Gateway:
+    def __init__(self, home: Path) -> None:
+        self.home = Path(home)
+        self.states: dict[str, ModelState] = {}
+        self.bundles: dict[str, dict[str, dict[str, Any]]] = {}  # digest -> prompt name -> document
+        self.metrics = Metrics()
+        self.log = GenerationLog()
+        self.http = httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=5.0))
+        self.reload()
+
+    def reload(self) -> dict[str, str]:
+        states = load_all(self.home)
+        before = {m: s.live.base_url for m, s in self.states.items() if s.live}
+        after = {m: s.live.base_url for m, s in states.items() if s.live}
+        for state in states.values():
+            if state.live and state.live.bundle not in self.bundles:
+                self.bundles[state.live.bundle] = bundle.load(OciLayout(state.live.bundle_layout), state.live.bundle)
+        self.metrics.switches += sum(before.get(m) != url for m, url in after.items())
+        self.states = states
+        return after
+
+    def prompt(self, name: str, model: str | None) -> tuple[ModelState, dict[str, Any]]:
+        hits = [(s, self.bundles[s.live.bundle][name]) for m, s in self.states.items()
+                if s.live and name in self.bundles.get(s.live.bundle, {}) and model in (None, m)]  # fmt: skip
+        if not hits:
+            raise LookupError(f"no live model serves prompt {name!r}")
+        if len(hits) > 1:
+            raise LookupError(f'prompt {name!r} is served by several models; name one with "model"')
+        return hits[0]
+
+    async def run_prompt(self, request: Request) -> Response:
+        started = time.perf_counter()
+        name = request.path_params["name"]
+        try:
+            payload = await request.json()
+        except ValueError:
+            return _error(400, 'the body must be JSON: {"variables": {...}}')
+        if not isinstance(payload, dict) or not isinstance(payload.get("variables", {}), dict):
+            return _error(400, 'the body must be an object with "variables" as an object')
+        try:
+            state, document = self.prompt(name, payload.get("model"))
+        except LookupError as exc:
+            return _error(404, str(exc))
+        try:
+            body = request_body(document, payload.get("variables", {}), model=state.model)
+        except PlatformError as exc:
+            return _error(422, str(exc))
+        upstream = state.live
+        assert upstream is not None
+        self.metrics.in_flight[upstream.base_url] += 1
+        try:
+            reply = await self.http.post(f"{upstream.base_url}/v1/chat/completions", json=body)
+        except httpx.HTTPError as exc:
+            self.metrics.observe("prompt", state.model, 502, time.perf_counter() - started)
+            return _error(502, f"upstream {upstream.color} unreachable: {type(exc).__name__}")
+        finally:
+            self.metrics.in_flight[upstream.base_url] -= 1
+        if reply.status_code != 200:
+            self.metrics.observe("prompt", state.model, 502, time.perf_counter() - started)
+            return _error(502, f"upstream {upstream.color} answered HTTP {reply.status_code}: {reply.text[:200]}")
+        choice = reply.json()["choices"][0]
+        content = choice["message"]["content"] or ""
+        output, valid = _validated(content, document["output_schema"])
+        latency = time.perf_counter() - started
+        generation_id = f"gen-{uuid.uuid4().hex}"
+        version = _version(document)
+        user_text = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
+        usage = reply.json().get("usage") or {}
+        metrics = {
+            "schema_valid": valid,
+            "seq_rep_4": seq_rep_n(content, 4),
+            "pii": [f.kind for f in find_pii(content)],
+            "injection": injection_score(user_text),
+            "output_tokens": usage.get("completion_tokens"),
+            "color": upstream.color,
+        }
+        variables = json.dumps(payload.get("variables", {}), ensure_ascii=False)
+        row = [generation_id, state.model, name, version, upstream.image, variables, content,
+               json.dumps(metrics, ensure_ascii=False), choice.get("finish_reason"), latency]  # fmt: skip
+        self.log.add(state.warehouse, row)
+        status = 200 if valid else 502
+        self.metrics.observe("prompt", state.model, status, latency)
+        result = {"generation_id": generation_id, "prompt": name, "prompt_version": version, "model": state.model,
+                  "image": upstream.image, "output": output, "schema_valid": valid,
+                  "finish_reason": choice.get("finish_reason"), "latency_s": round(latency, 4)}  # fmt: skip
+        if not valid:
+            result["error"] = "the reply does not validate against the prompt's output schema"
+            result["raw_output"] = content
+        return JSONResponse(result, status_code=status)
+
+    async def passthrough(self, request: Request) -> Response:
+        started = time.perf_counter()
+        raw = await request.body()
+        try:
+            model = json.loads(raw).get("model") if raw else None
+        except ValueError:
+            return _error(400, "the body must be JSON")
+        live = [s for s in self.states.values() if s.live and model in (None, s.model)]
+        if len(live) != 1:
+            return _error(
+                404, f"no single live model for {model!r} (live: {', '.join(s.model for s in live) or 'none'})"
+            )
+        upstream = live[0].live
+        assert upstream is not None
+        self.metrics.in_flight[upstream.base_url] += 1
+        url = f"{upstream.base_url}{request.url.path}"
+        headers = {"Content-Type": "application/json"}
+        upstream_request = self.http.build_request(request.method, url, content=raw, headers=headers)
+        try:
+            reply = await self.http.send(upstream_request, stream=True)
+        except httpx.HTTPError as exc:
+            self.metrics.in_flight[upstream.base_url] -= 1
+            return _error(502, f"upstream unreachable: {type(exc).__name__}")
+
+        async def relay() -> Any:
+            try:
+                async for chunk in reply.aiter_raw():
+                    yield chunk
+            finally:
+                await reply.aclose()
+                self.metrics.in_flight[upstream.base_url] -= 1
+                self.metrics.observe("openai", live[0].model, reply.status_code, time.perf_counter() - started)
+
+        headers = {k: v for k, v in reply.headers.items() if k.lower() in ("content-type", "cache-control")}
+        return StreamingResponse(relay(), status_code=reply.status_code, headers=headers)
+
+    async def healthz(self, request: Request) -> Response:
+        upstreams = {}
+        for model, state in self.states.items():
+            if state.live:
+                try:
+                    ok = (await self.http.get(f"{state.live.base_url}/health", timeout=2)).status_code == 200
+                except httpx.HTTPError:
+                    ok = False
+                upstreams[model] = {"color": state.live.color, "image": state.live.image, "healthy": ok}
+        healthy = all(u["healthy"] for u in upstreams.values())
+        return JSONResponse({"status": "ok" if healthy else "degraded", "models": upstreams}, 200 if healthy else 503)
+
+    async def metrics_text(self, request: Request) -> Response:
+        return PlainTextResponse(self.metrics.render(self.states), media_type="text/plain; version=0.0.4")
+
+    async def admin_reload(self, request: Request) -> Response:
+        if not _local(request):
+            return _error(403, "admin endpoints answer loopback clients only")
+        return JSONResponse({"live": await asyncio.to_thread(self.reload)})
+
+    async def admin_status(self, request: Request) -> Response:
+        if not _local(request):
+            return _error(403, "admin endpoints answer loopback clients only")
+        return JSONResponse({"models": {m: s.to_json() for m, s in self.states.items()},
+                             "in_flight": dict(self.metrics.in_flight)})  # fmt: skip
+
+    async def watch(self) -> None:
+        """A safety net behind /admin/reload: pick up state changes within a second."""
+        while True:
+            await asyncio.sleep(1.0)
+            try:
+                await asyncio.to_thread(self.reload)
+            except (OSError, ValueError, PlatformError) as exc:
+                print(f"gateway: cannot read the rollout state: {exc}", flush=True)
+
+
+def _validated(content: str, schema: dict[str, Any] | None) -> tuple[Any, bool]:
+    from jsonschema import Draft202012Validator
+
+    if schema is None:
+        return content, True
+    try:
+        output = json.loads(content)
+    except ValueError:
+        return None, False
+    return output, Draft202012Validator(schema).is_valid(output)
+
+
+def _version(document: dict[str, Any]) -> str:
+    from ai_platform.artifacts import canonical_json, sha256_hex
+
+    return sha256_hex(canonical_json(document))
+
+
+def _local(request: Request) -> bool:
+    return request.client is not None and request.client.host in LOOPBACK
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "code": status}}, status_code=status)
+
+
+def create_app(home: Path) -> Starlette:
+    gateway = Gateway(home)
+
+    async def lifespan(app: Starlette) -> Any:
+        task = asyncio.create_task(gateway.watch())
+        yield
+        task.cancel()
+        gateway.log.flush()
+        await gateway.http.aclose()
+
+    app = Starlette(
+        routes=[
+            Route("/v1/prompts/{name}:run", gateway.run_prompt, methods=["POST"]),
+            Route("/v1/chat/completions", gateway.passthrough, methods=["POST"]),
+            Route("/v1/completions", gateway.passthrough, methods=["POST"]),
+            Route("/v1/models", gateway.passthrough, methods=["GET"]),
+            Route("/healthz", gateway.healthz),
+            Route("/metrics", gateway.metrics_text),
+            Route("/admin/reload", gateway.admin_reload, methods=["POST"]),
+            Route("/admin/status", gateway.admin_status),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.gateway = gateway
+    return app

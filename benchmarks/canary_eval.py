@@ -1,0 +1,111 @@
+"""The canary eval against a plain client on the same vLLM (issue 7 targets), in one run.
+
+Serves the demo model with the real vLLM CPU build, renders N contract-review
+cases (default 64) with the compiled demo prompt, then times:
+  plain      an httpx client sending the same streamed requests with the same
+             concurrency and only reading the replies (the named baseline)
+  ours       the eval: ai_platform.evaluation.client.run_cases plus every metric
+             (schema validity, seq-rep-4, coherence, PII, injection, recall)
+  sequential ours with concurrency 1
+Targets: ours <= 1.3x plain; concurrency 8 >= 3x faster than sequential. The
+embedding model for coherence is loaded once before timing (its load is a fixed
+cost per canary run, printed separately).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ai_platform.config import Serving  # noqa: E402
+from ai_platform.demo import corpus  # noqa: E402
+from ai_platform.demo.cache import build as demo_model  # noqa: E402
+from ai_platform.demo.model import Recipe  # noqa: E402
+from ai_platform.demo.repo import CONTRACT_REVIEW_PROMPT  # noqa: E402
+from ai_platform.evaluation.client import run_cases, streamed  # noqa: E402
+from ai_platform.evaluation.coherence import coherence  # noqa: E402
+from ai_platform.evaluation.scoring import aggregate, score  # noqa: E402
+from ai_platform.prompts.compiler import compile_bytes  # noqa: E402
+from ai_platform.prompts.render import request_body  # noqa: E402
+from ai_platform.serving.vllm import launch  # noqa: E402
+
+SERVE_PYTHON = ROOT / ".venvs" / "serve" / "bin" / "python"
+
+
+async def plain(base_url: str, bodies: list[dict[str, Any]], concurrency: int) -> None:
+    gate = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(timeout=120) as client:
+
+        async def one(body: dict[str, Any]) -> None:
+            async with gate, client.stream("POST", f"{base_url}/v1/chat/completions", json=streamed(body)) as r:
+                async for _ in r.aiter_lines():
+                    pass
+
+        await asyncio.gather(*(one(b) for b in bodies))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=64)
+    parser.add_argument("--concurrency", type=int, default=8)
+    args = parser.parse_args()
+    document = compile_bytes(CONTRACT_REVIEW_PROMPT.encode(), "contract_review.prompt").document
+    examples = list(corpus.examples(7_000_001, args.cases, "bench"))
+    cases = [{"id": e.case_id, "vars": {"input_pdf_text": e.text},
+              "expected": {"keywords": [r.keyword for r in e.risks], "levels": [r.level for r in e.risks]}}
+             for e in examples]  # fmt: skip
+    bodies = [{**request_body(document, c["vars"], model="demo"), "temperature": 0, "max_tokens": 512} for c in cases]
+    started = time.perf_counter()
+    coherence(["warm"], ["up"])
+    load_s = time.perf_counter() - started
+    serving = Serving(max_model_len=1024, dtype="float32", block_size=32, max_num_seqs=max(8, args.concurrency))
+    with tempfile.TemporaryDirectory() as tmp, launch(demo_model(Recipe()), "demo", serving, python=SERVE_PYTHON,
+                                                      log_path=Path(tmp) / "vllm.log") as server:  # fmt: skip
+        asyncio.run(plain(server.base_url, bodies[:8], args.concurrency))  # warm the server's compile caches
+        plain_s = _timed(lambda: asyncio.run(plain(server.base_url, bodies, args.concurrency)))
+
+        def ours(concurrency: int) -> dict[str, float]:
+            replies = run_cases(server.base_url, [(c["id"], b) for c, b in zip(cases, bodies, strict=True)],
+                                concurrency=concurrency, timeout_s=120, retries=2)  # fmt: skip
+            inputs = [c["vars"]["input_pdf_text"] for c in cases]
+            return aggregate(score(cases, inputs, replies, document["output_schema"]))
+
+        ours_s = _timed(lambda: ours(args.concurrency))
+        metrics: dict[str, float] = {}
+        seq_s = _timed(lambda: metrics.update(ours(1)))
+    verdict = "met" if ours_s <= 1.3 * plain_s else "MISSED"
+    speedup = seq_s / ours_s
+    print(f"{args.cases} cases, concurrency {args.concurrency}, demo model on vLLM CPU")
+    print(
+        f"  plain client {plain_s:7.2f} s   ours (eval + metrics) {ours_s:7.2f} s   "
+        f"ratio {ours_s / plain_s:.2f}x   target <= 1.3x: {verdict}"
+    )
+    print(
+        f"  sequential   {seq_s:7.2f} s   speedup at concurrency {args.concurrency}: {speedup:.2f}x   "
+        f"target >= 3x: {'met' if speedup >= 3 else 'MISSED'}"
+    )
+    print(f"  embedding model load (once per canary run, not in the figures above): {load_s:.1f} s")
+    print(
+        f"  metrics: schema_valid_rate {metrics['schema_valid_rate']:.3f}, task_recall {metrics['task_recall']:.3f},"
+        f" latency p50/p95 {metrics['latency_p50_s']:.2f}/{metrics['latency_p95_s']:.2f} s (sequential run)"
+    )
+
+
+def _timed(fn) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""canary_eval end to end on the real vLLM CPU build: the trained demo model passes every gate,
+a random-weight candidate fails named gates and nothing downstream runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import yaml
+from conftest import MODEL, SERVE_PYTHON, materialize
+
+from ai_platform.platform_repo import git
+from ai_platform.warehouse import Warehouse
+
+pytestmark = [
+    pytest.mark.vllm,
+    pytest.mark.slow,
+    pytest.mark.skipif(not SERVE_PYTHON.is_file(), reason="serve environment missing; `make envs` creates it"),
+]
+CHAIN = ("model_spec", "raw_weights", "verified_weights", "quantized_weights", "model_image", "compiled_prompts",
+         "prompt_bundle", "canary_eval")  # fmt: skip
+
+
+def gate_results(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
+    evaluations = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    return {e.check_name: e for e in evaluations if e.check_name.startswith("gate_")}
+
+
+def test_trained_demo_model_passes_every_gate(instance, tmp_path: Path) -> None:
+    result = materialize(instance, *CHAIN)
+    gates = gate_results(result)
+    failed = {name: g.metadata["detail"].value for name, g in gates.items() if not g.passed}
+    assert result.success and not failed, failed
+    (mat,) = result.asset_materializations_for_node("canary_eval")
+    print(mat.metadata["comparison"].value)
+    assert mat.metadata["schema_valid_rate"].value == 1.0 and mat.metadata["pii_count"].value == 0
+    assert "| task_recall |" in mat.metadata["comparison"].value
+
+    warehouse = Warehouse(tmp_path / "home/warehouse.duckdb")
+    _, runs = warehouse.query("SELECT role, passed FROM eval_runs")
+    assert runs == [("challenger", True)]
+    _, cases = warehouse.query("SELECT count(*), bool_and(schema_valid) FROM eval_cases")
+    assert cases == [(24, True)]
+    _, generations = warehouse.query("SELECT count(*) FROM generations WHERE source = 'canary'")
+    assert generations == [(24,)]
+
+
+def random_candidate(repo: Path, demo_model_dir: Path) -> None:
+    """The demo model's architecture and tokenizer with random weights, committed as the model's source."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    torch.manual_seed(0)
+    folder = repo / "hub/random-qwen2"
+    model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(demo_model_dir))
+    model.save_pretrained(folder)
+    for name in demo_model_dir.iterdir():
+        if name.name.startswith(("tokenizer", "special_tokens", "generation_config")):
+            shutil.copy(name, folder / name.name)
+    spec_path = repo / f"models/{MODEL}.yaml"
+    spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+    spec["source"]["path"] = "hub/random-qwen2"
+    spec["verification"] = {}
+    spec["quantization"]["method"] = "none"
+    spec_path.write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "-m", "a candidate that learned nothing")
+
+
+def test_degenerate_candidate_fails_named_gates_and_nothing_downstream_runs(
+    instance, own_demo_repo: Path, demo_model_dir: Path, tmp_path: Path
+) -> None:
+    random_candidate(own_demo_repo, demo_model_dir)
+    result = materialize(instance, *CHAIN, "deployment")
+    failed = {name for name, g in gate_results(result).items() if not g.passed}
+    assert {"gate_schema_valid_rate", "gate_task_recall", "gate_coherence"} <= failed, failed
+    ran = {e.step_key for e in result.all_events if e.event_type_value == "STEP_START"}
+    assert "canary_eval" in ran and "deployment" not in ran
+    warehouse = Warehouse(tmp_path / "home/warehouse.duckdb")
+    _, runs = warehouse.query("SELECT passed, metrics FROM eval_runs")
+    ((passed, metrics),) = runs
+    assert passed is False and json.loads(metrics)["task_recall"] < 0.5
+    _, deployments = warehouse.query("SELECT status, reason FROM deployments")
+    ((status, reason),) = deployments
+    assert status == "rejected" and reason.startswith("canary gates failed: ") and "task_recall" in reason

@@ -1,0 +1,117 @@
+"""Gates, task recall, percentiles, the report, and the eval client's retry rules.
+
+The client's retry rules are exercised against a small OpenAI-style SSE server on
+127.0.0.1 that fails on purpose; its happy path runs against real vLLM in
+test_canary.py and the canary benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
+
+import pytest
+
+from ai_platform.config import Gate
+from ai_platform.evaluation.client import run_cases
+from ai_platform.evaluation.gates import GateError, by_metric, judge
+from ai_platform.evaluation.recall import task_recall
+from ai_platform.evaluation.report import comparison, latency_histogram, latency_svg
+from ai_platform.evaluation.scoring import percentile
+
+
+def test_absolute_and_relative_gates() -> None:
+    gates = [Gate(metric="pii_count", max=0), Gate(metric="task_recall", max_drop=0.02),
+             Gate(metric="task_recall", min=0.5), Gate(metric="latency_p95_s", max_rise=0.5)]  # fmt: skip
+    candidate = {"pii_count": 0, "task_recall": 0.80, "latency_p95_s": 2.0}
+    verdicts = by_metric(judge(gates, candidate, {"pii_count": 0, "task_recall": 0.85, "latency_p95_s": 1.0}))
+    assert verdicts["pii_count"].passed
+    assert not verdicts["task_recall"].passed and "max drop 0.02" in verdicts["task_recall"].detail
+    assert not verdicts["latency_p95_s"].passed
+    alone = by_metric(judge(gates, candidate, None))
+    assert alone["task_recall"].passed and "no champion" in alone["task_recall"].detail
+
+
+def test_unmeasured_metric_fails_and_unknown_metric_is_refused() -> None:
+    (verdict,) = judge([Gate(metric="ttft_p50_s", max=1.0)], {"ttft_p50_s": math.nan}, None)
+    assert not verdict.passed and "could not be measured" in verdict.detail
+    with pytest.raises(GateError, match="unknown metric 'bleu'"):
+        judge([Gate(metric="bleu", min=0.1)], {}, None)
+
+
+def test_task_recall() -> None:
+    expected = {"keywords": ["付款", "违约"], "levels": ["高", "中"]}
+    answer = {"risk_points": [{"point": "付款期限不明确", "level": "高", "basis": "", "suggestion": ""},
+                              {"point": "违约金过高", "level": "低", "basis": "", "suggestion": ""}]}  # fmt: skip
+    assert task_recall(expected, answer) == 0.5  # the second risk is found at the wrong level
+    assert task_recall({"keywords": []}, {"risk_points": []}) == 1.0
+    assert task_recall({"keywords": []}, answer) == 0.0
+    assert task_recall(expected, None) == 0.0
+
+
+def test_percentile_is_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert (percentile(values, 50), percentile(values, 95), percentile(values, 99)) == (50.0, 95.0, 99.0)
+    assert math.isnan(percentile([], 50))
+
+
+def test_report_renders() -> None:
+    verdicts = by_metric(judge([Gate(metric="pii_count", max=0)], {"pii_count": 2}, None))
+    table = comparison({"pii_count": 2, "task_recall": 0.9}, None, verdicts)
+    assert "| pii_count | 2 | — | **FAIL** |" in table
+    assert "█" in latency_histogram([0.1, 0.2, 0.2, 0.9])
+    assert latency_svg([0.1, 0.5]).startswith("<svg")
+
+
+class FlakyServer(BaseHTTPRequestHandler):
+    calls: ClassVar[dict[str, int]] = {}
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        case = body["messages"][0]["content"]
+        FlakyServer.calls[case] = FlakyServer.calls.get(case, 0) + 1
+        if (case == "flaky" and FlakyServer.calls[case] == 1) or case == "down":
+            self.send_response(503)
+            self.end_headers()
+            return
+        if case == "bad":
+            self.send_response(400)
+            self.end_headers()
+            self.wfile.write(b'{"error": "bad request"}')
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        for event in ({"choices": [{"delta": {"content": "{\"ok\":"}, "logprobs": {"content": [{"logprob": -0.5}]}}]},
+                      {"choices": [{"delta": {"content": "true}"}, "finish_reason": "stop",
+                                    "logprobs": {"content": [{"logprob": -1.5}]}}]},
+                      {"choices": [], "usage": {"completion_tokens": 2}}):  # fmt: skip
+            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def flaky() -> Iterator[str]:
+    FlakyServer.calls = {}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FlakyServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_client_retries_transient_failures_and_never_hides_one(flaky: str) -> None:
+    cases = [(name, {"model": "m", "messages": [{"role": "user", "content": name}]})
+             for name in ("fine", "flaky", "down", "bad")]  # fmt: skip
+    fine, retried, down, bad = run_cases(flaky, cases, concurrency=4, timeout_s=5, retries=2)
+    assert (fine.content, fine.finish_reason, fine.output_tokens, fine.attempts) == ('{"ok":true}', "stop", 2, 1)
+    assert fine.mean_logprob == -1.0 and fine.ttft_s is not None and fine.ttft_s <= fine.latency_s
+    assert retried.error is None and retried.attempts == 2
+    assert down.error and "503" in down.error and down.attempts == 3 and down.finish_reason == "error"
+    assert bad.error and "400" in bad.error and bad.attempts == 1  # a client error is not retried
