@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_UPDATE_CHECK := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: envs demo test lint format ui validate clean system-deps
+.PHONY: envs demo demo-stop test lint format ui validate clean system-deps
 
 envs:
 	@$(MAKE) --no-print-directory -j3 .venv/.installed .venvs/serve/.installed .venvs/quantize/.installed
@@ -69,10 +69,16 @@ format: .venv/.installed
 	.venv/bin/ruff check --fix .
 	.venv/bin/ruff format .
 
+# `make demo` leaves the demo model live behind the gateway; this ends both.
+demo-stop:
+	-@test -d demo/platform && for m in $$(ls demo/platform/models | sed 's/\.yaml$$//'); do \
+		AI_PLATFORM_HOME=$(CURDIR)/demo/state .venv/bin/ai-platform rollout stop $$m; done
+	-@test -f demo/state/gateway.pid && kill $$(cat demo/state/gateway.pid) && rm -f demo/state/gateway.pid
+
 ui: envs
 	@test -d demo/platform || { echo "run 'make demo' first"; exit 1; }
 	AI_PLATFORM_REPO=$(CURDIR)/demo/platform AI_PLATFORM_HOME=$(CURDIR)/demo/state DAGSTER_HOME=$(CURDIR)/demo/dagster \
 		.venv/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
-clean:
+clean: demo-stop
 	rm -rf demo .pytest_cache .ruff_cache

@@ -3,6 +3,7 @@
 import dagster as dg
 
 from assets import all_assets, all_checks, learn_from_feedback, ship_model
+from assets.execution import executor
 from assets.resources import default_resources
 from sensors import all_sensors
 
@@ -12,6 +13,5 @@ defs = dg.Definitions(
     jobs=[ship_model, learn_from_feedback],
     sensors=all_sensors,
     resources=default_resources(),
-    # Two cores on the embedded default; heavy stages run out of process anyway.
-    executor=dg.multiprocess_executor.configured({"max_concurrent": 2}),
+    executor=executor(),  # platform.yaml's execution.target: embedded or kubernetes
 )

@@ -292,6 +292,62 @@ def guard_scan(args: argparse.Namespace) -> None:
     _emit(args, result, "\n".join(lines))
 
 
+def _home(args: argparse.Namespace) -> Path:
+    home = getattr(args, "home", None) or os.environ.get("AI_PLATFORM_HOME")
+    if not home:
+        raise PlatformError("no platform home: pass --home DIR or set AI_PLATFORM_HOME")
+    return Path(home)
+
+
+def serve(args: argparse.Namespace) -> None:
+    from ai_platform.serving.gateway import serve as run_gateway
+
+    home = _home(args)
+    print(f"gateway on http://{args.host}:{args.port} (state in {home}/rollout); Ctrl-C stops it", file=sys.stderr)
+    run_gateway(home, args.host, args.port)
+
+
+def rollout_rollback(args: argparse.Namespace) -> None:
+    from ai_platform.rollout.local import rollback
+    from ai_platform.specs import pinned_spec
+
+    done = rollback(pinned_spec(_home(args), args.model), log=lambda m: print(m, file=sys.stderr))
+    live = done.state.live
+    assert live is not None
+    _emit(args, {"model": args.model, "color": live.color, "image": live.image, "bundle": live.bundle},
+          f"{args.model}: {live.image} live on {live.color}")  # fmt: skip
+
+
+def rollout_stop(args: argparse.Namespace) -> None:
+    from ai_platform.rollout.local import stop
+
+    stop(_home(args), args.model, log=lambda m: print(m, file=sys.stderr))
+    _emit(args, {"model": args.model, "stopped": True}, f"{args.model}: stopped")
+
+
+def rollout_render(args: argparse.Namespace) -> None:
+    import yaml
+
+    from ai_platform.config import load_platform
+    from ai_platform.rollout.kubernetes import render
+
+    platform = load_platform(
+        Path(args.repo), home=Path(os.environ.get("AI_PLATFORM_HOME") or Path(args.repo) / ".state")
+    )
+    spec = platform.model(args.model)
+    digest = args.image_digest or "sha256:" + "0" * 64
+    image_ref = args.image or f"registry.example.com/{spec.name}@{digest}"
+    manifests = render(platform, spec, image_ref, args.bundle or "", args.color, args.live or args.color)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for manifest in manifests:
+        path = out / f"{manifest['kind'].lower()}-{manifest['metadata']['name']}.yaml"
+        path.write_text(yaml.safe_dump(manifest, sort_keys=False))
+        written.append(str(path))
+    _emit(args, {"files": written}, "\n".join(written))
+
+
 # ---------------------------------------------------------------- parser
 
 
@@ -377,6 +433,29 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--injection-model", metavar="DIR", default=os.environ.get("AI_PLATFORM_INJECTION_MODEL") or None,
                    help="a local Hugging Face text-classification model for a second injection score "
                         "(default: $AI_PLATFORM_INJECTION_MODEL)")  # fmt: skip
+
+    p = areas.add_parser("serve", help="the gateway", description="the gateway: prompts as functions, OpenAI API")
+    p.set_defaults(handler=serve)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
+
+    rollout = areas.add_parser("rollout", help="blue/green rollouts").add_subparsers(dest="command", required=True)
+    p = command(rollout, "rollback", rollout_rollback, "return a model to its previous image and prompts")
+    p.add_argument("model")
+    p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
+    p = command(rollout, "stop", rollout_stop, "stop a model's live color on this machine")
+    p.add_argument("model")
+    p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
+    p = command(rollout, "render", rollout_render, "write a model's Kubernetes manifests (one YAML file each)")
+    p.add_argument("model")
+    p.add_argument("--repo", required=True, help="the platform repo (its working tree)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--image", help="the model image reference (default: a placeholder pinned by digest)")
+    p.add_argument("--image-digest", help="sha256:... for the placeholder reference")
+    p.add_argument("--bundle", help="the prompt bundle digest, recorded as an annotation")
+    p.add_argument("--color", default="blue", choices=("blue", "green"))
+    p.add_argument("--live", choices=("blue", "green"), help="the color the Service selects (default: --color)")
 
     p = areas.add_parser("sql", help="read-only query for analysts", description="read-only query for analysts")
     p.set_defaults(handler=sql)

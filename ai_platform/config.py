@@ -65,8 +65,19 @@ class GpuPod(Strict):
     quantize_image: str | None = None
 
 
+class Autoscaling(Strict):
+    """KEDA on vLLM's own saturation signal (`vllm:kv_cache_usage_perc`; `gpu_cache_usage_perc` is deprecated)."""
+
+    min_replicas: int = Field(default=1, ge=0)
+    max_replicas: int = Field(default=4, ge=1)
+    kv_cache_threshold: float = Field(default=0.8, gt=0.0, le=1.0)
+    window: str = Field(default="2m", pattern=r"^\d+[smh]$")
+    prometheus_url: str = "http://prometheus-operated.monitoring.svc:9090"
+
+
 class Kubernetes(Strict):
     namespace: str = "ai-platform"
+    autoscaling: Autoscaling = Field(default_factory=Autoscaling)
     gpu: GpuPod = Field(default_factory=GpuPod)
     service_account: str | None = None
     # A ReadWriteMany claim holding the platform home, mounted at the same path in

@@ -5,6 +5,7 @@ import dagster as dg
 from ai_platform.evaluation.report import comparison, latency_histogram, latency_svg
 from ai_platform.evaluation.scoring import METRICS
 from ai_platform.evaluation.stage import record, run_canary
+from assets.execution import GPU_STEP_TAGS
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
 
@@ -22,6 +23,7 @@ GATES = [
     kinds={"vllm", "duckdb"},
     owners=["team:ml-platform"],
     check_specs=GATES,
+    op_tags=GPU_STEP_TAGS,  # on Kubernetes this step's pod serves vLLM itself
     description="Champion vs challenger on the eval set: schema validity, repetition, coherence, PII, recall, latency.",
 )
 def canary_eval(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:

@@ -16,6 +16,51 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "demo"
 REPO, HOME, DAGSTER_HOME = DEMO / "platform", DEMO / "state", DEMO / "dagster"
 NOT_BUILT = "is not built yet"
+GATEWAY_PORT = int(os.environ.get("AI_PLATFORM_GATEWAY_PORT", "8080"))
+
+
+def start_gateway() -> str:
+    """The gateway runs on after `make demo` (the model stays live behind it); `make demo-stop` ends both."""
+    import subprocess
+    import time
+
+    import httpx
+
+    url = f"http://127.0.0.1:{GATEWAY_PORT}"
+    try:
+        httpx.get(f"{url}/metrics", timeout=1)
+        return url  # already running from an earlier `make demo`
+    except httpx.HTTPError:
+        pass
+    log = (HOME / "gateway.log").open("ab")
+    process = subprocess.Popen([str(ROOT / ".venv" / "bin" / "ai-platform"), "serve", "--home", str(HOME),
+                                "--port", str(GATEWAY_PORT)], stdout=log, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    (HOME / "gateway.pid").write_text(str(process.pid))
+    for _ in range(100):
+        try:
+            httpx.get(f"{url}/metrics", timeout=1)
+            return url
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise SystemExit(f"the gateway did not start; see {HOME / 'gateway.log'}")
+
+
+def try_the_gateway(url: str) -> None:
+    import json
+
+    import httpx
+
+    case = json.loads((REPO / "evals/contract_review.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    body = json.dumps({"variables": case["vars"]}, ensure_ascii=False)
+    print(f"\ngateway:   {url}  (make demo-stop ends it and the live model)")
+    print(f"  curl -s {url}/v1/prompts/contract_review:run -H 'Content-Type: application/json' -d '{body[:60]}…'")
+    try:
+        reply = httpx.post(f"{url}/v1/prompts/contract_review:run", json={"variables": case["vars"]}, timeout=120)
+    except httpx.HTTPError as exc:
+        print(f"  no answer: {type(exc).__name__}")
+        return
+    print(f"  -> HTTP {reply.status_code}: {json.dumps(reply.json(), ensure_ascii=False)[:400]}")
 
 
 def ship_model_job():  # reconstructable: each step process loads the definitions again
@@ -89,6 +134,7 @@ def main() -> int:
         instance.add_dynamic_partitions("models", missing)
 
     Warehouse(HOME / "warehouse.duckdb").migrate()
+    gateway = start_gateway()
     unexpected = 0
     for model in models:
         tags = {"dagster/partition": model}
@@ -98,6 +144,7 @@ def main() -> int:
     print(f"\nUI:        make ui   (then open http://127.0.0.1:3000, instance in {DAGSTER_HOME})")
     query = "SELECT path, count(*) AS tensors, sum(data_end - data_begin) AS bytes FROM tensor_hashes GROUP BY path"
     print(f'warehouse: .venv/bin/ai-platform sql "{query}" --warehouse {HOME}/warehouse.duckdb')
+    try_the_gateway(gateway)
     return 1 if unexpected else 0
 
 

@@ -62,3 +62,23 @@ def test_kubernetes_target_without_a_quantize_image_is_a_config_error(tmp_path: 
     p = platform(tmp_path, text)
     with pytest.raises(ConfigError, match=r"kubernetes\.gpu\.quantize_image"):
         gpu_pod_spec(p, p.config.kubernetes.gpu.quantize_image, ["python"], image_field="quantize_image")
+
+
+def test_gpu_step_job_renders_offline_and_validates(tmp_path: Path) -> None:
+    """The Job dagster-k8s would launch for canary_eval under the kubernetes profile, built without a cluster."""
+    from dagster_k8s.job import DagsterK8sJobConfig, UserDefinedDagsterK8sConfig, construct_dagster_k8s_job
+
+    from ai_platform.kube import gpu_step_config
+
+    p = platform(tmp_path)
+    job_config = DagsterK8sJobConfig(job_image="registry.example.com/ai-platform/code:1.0", dagster_home="/opt/dagster",
+                                     instance_config_map="dagster-instance")  # fmt: skip
+    job = construct_dagster_k8s_job(job_config, ["dagster", "api", "execute_step"], "dagster-step-canary-eval",
+                                    UserDefinedDagsterK8sConfig.from_dict(gpu_step_config(p.config)))  # fmt: skip
+    manifest = ApiClient().sanitize_for_serialization(job)
+    manifest = {"apiVersion": "batch/v1", "kind": "Job", **manifest}
+    kubernetes_validate.validate(manifest, "1.35.0", strict=True)
+    pod = manifest["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "2"}
+    assert pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    assert pod["tolerations"][0]["effect"] == "NoSchedule"

@@ -341,3 +341,18 @@ def create_app(home: Path) -> Starlette:
     )
     app.state.gateway = gateway
     return app
+
+
+def serve(home: Path, host: str = "127.0.0.1", port: int = 8080) -> None:
+    """Run the gateway until interrupted; its URL is written where rollouts look for it."""
+    import uvicorn
+
+    from ai_platform.rollout.local import GATEWAY_URL_FILE
+
+    marker = Path(home) / "rollout" / GATEWAY_URL_FILE
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(f"http://{host}:{port}\n")
+    try:
+        uvicorn.run(create_app(Path(home)), host=host, port=port, log_level="warning", access_log=False)
+    finally:
+        marker.unlink(missing_ok=True)

@@ -1,0 +1,244 @@
+"""Blue/green on Kubernetes: manifests rendered from the model spec, applied server-side.
+
+Per model: a Deployment per color (`vllm/vllm-openai`, the model mounted from
+our OCI model image as an image volume, KEP-4639), a Service whose selector
+names the live color, a KEDA ScaledObject on `vllm:kv_cache_usage_perc`, a
+PodMonitor, and PrometheusRule alerts. A rollout applies the idle color, waits
+for it to be ready, flips the Service selector, and keeps the old color for
+rollback.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ai_platform.artifacts import ArtifactStore
+from ai_platform.config import ModelSpec, Platform
+from ai_platform.errors import ServingError
+from ai_platform.image.stage import remote
+from ai_platform.rollout import state as rollout_state
+from ai_platform.serving.vllm import server_args
+
+PORT = 8000
+MOUNT = "/model-image"
+MANAGER = "ai-platform"
+Log = Callable[[str], None]
+
+
+def labels(model: str, color: str | None = None) -> dict[str, str]:
+    found = {
+        "app.kubernetes.io/name": model,
+        "app.kubernetes.io/component": "inference",
+        "app.kubernetes.io/part-of": "ai-platform",
+        "app.kubernetes.io/managed-by": MANAGER,
+    }
+    if color:
+        found["app.kubernetes.io/instance"] = f"{model}-{color}"
+        found["ai-platform/color"] = color
+    return found
+
+
+def deployment(platform: Platform, spec: ModelSpec, color: str, image_ref: str, bundle: str) -> dict[str, Any]:
+    k8s = platform.config.kubernetes
+    gpu = {k8s.gpu.resource: str(k8s.gpu.count)}
+    args = server_args(Path(MOUNT) / "models" / spec.name, spec.name, spec.serving, "gpu", "0.0.0.0", PORT)
+    probe = {"httpGet": {"path": "/health", "port": "http"}}
+    pod: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "vllm",
+                "image": k8s.gpu.image,
+                "args": args,
+                "ports": [{"name": "http", "containerPort": PORT}],
+                "resources": {"limits": gpu, "requests": gpu},
+                "volumeMounts": [{"name": "model", "mountPath": MOUNT, "readOnly": True}],
+                "startupProbe": {**probe, "periodSeconds": 10, "failureThreshold": 90},  # big models load slowly
+                "readinessProbe": {**probe, "periodSeconds": 5, "failureThreshold": 3},
+                "livenessProbe": {**probe, "periodSeconds": 15, "failureThreshold": 4},
+            }
+        ],
+        "volumes": [{"name": "model", "image": {"reference": image_ref, "pullPolicy": "IfNotPresent"}}],
+    }
+    if k8s.gpu.node_selector:
+        pod["nodeSelector"] = dict(k8s.gpu.node_selector)
+    if k8s.gpu.tolerations:
+        pod["tolerations"] = [t.model_dump(exclude_none=True) for t in k8s.gpu.tolerations]
+    if k8s.service_account:
+        pod["serviceAccountName"] = k8s.service_account
+    selector = {"app.kubernetes.io/name": spec.name, "ai-platform/color": color}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": f"{spec.name}-{color}",
+            "namespace": k8s.namespace,
+            "labels": labels(spec.name, color),
+            "annotations": {"ai-platform/image": image_ref, "ai-platform/bundle": bundle},
+        },
+        "spec": {
+            "replicas": max(1, k8s.autoscaling.min_replicas),
+            "selector": {"matchLabels": selector},
+            "template": {"metadata": {"labels": labels(spec.name, color)}, "spec": pod},
+        },
+    }
+
+
+def service(platform: Platform, spec: ModelSpec, live_color: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": spec.name, "namespace": platform.config.kubernetes.namespace, "labels": labels(spec.name)},
+        "spec": {
+            "selector": {"app.kubernetes.io/name": spec.name, "ai-platform/color": live_color},
+            "ports": [{"name": "http", "port": 80, "targetPort": "http"}],
+        },
+    }
+
+
+def scaled_object(platform: Platform, spec: ModelSpec, color: str) -> dict[str, Any]:
+    k8s = platform.config.kubernetes
+    scale = k8s.autoscaling
+    query = (
+        f'avg(avg_over_time(vllm:kv_cache_usage_perc{{namespace="{k8s.namespace}",'
+        f'pod=~"{spec.name}-{color}-.*"}}[{scale.window}]))'
+    )
+    return {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": f"{spec.name}-{color}", "namespace": k8s.namespace, "labels": labels(spec.name, color)},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": f"{spec.name}-{color}"},
+            "minReplicaCount": scale.min_replicas,
+            "maxReplicaCount": scale.max_replicas,
+            "triggers": [
+                {
+                    "type": "prometheus",
+                    "metadata": {
+                        "serverAddress": scale.prometheus_url,
+                        "query": query,
+                        "threshold": str(scale.kv_cache_threshold),
+                    },
+                }
+            ],
+        },
+    }
+
+
+def pod_monitor(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PodMonitor",
+        "metadata": {"name": spec.name, "namespace": platform.config.kubernetes.namespace, "labels": labels(spec.name)},
+        "spec": {
+            "selector": {"matchLabels": {"app.kubernetes.io/name": spec.name}},
+            "podMetricsEndpoints": [{"port": "http", "path": "/metrics", "interval": "15s"}],
+        },
+    }
+
+
+def prometheus_rule(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
+    ns, name = platform.config.kubernetes.namespace, spec.name
+    match = f'namespace="{ns}",pod=~"{name}-(blue|green)-.*"'
+    alerts = [
+        (
+            "VllmKvCacheSaturated",
+            f"max(vllm:kv_cache_usage_perc{{{match}}}) > 0.95",
+            "10m",
+            "warning",
+            "KV cache above 95% for 10 minutes: requests queue; scale out or cap max_num_seqs",
+        ),
+        (
+            "VllmRequestsQueued",
+            f"sum(vllm:num_requests_waiting{{{match}}}) > 20",
+            "5m",
+            "warning",
+            "more than 20 requests waiting for 5 minutes",
+        ),
+        (
+            "VllmSlowFirstToken",
+            f"histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{{{match}}}[5m]))) > 5",
+            "10m",
+            "warning",
+            "p95 time to first token above 5 s",
+        ),
+        ("VllmDown", f"sum(up{{{match}}}) == 0", "5m", "critical", "no vLLM pod of the model is scraped"),
+    ]
+    rules = [
+        {
+            "alert": alert,
+            "expr": expr,
+            "for": window,
+            "labels": {"severity": severity, "model": name},
+            "annotations": {"summary": f"{name}: {summary}"},
+        }
+        for alert, expr, window, severity, summary in alerts
+    ]
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {"name": name, "namespace": ns, "labels": labels(name)},
+        "spec": {"groups": [{"name": f"{name}.vllm", "rules": rules}]},
+    }
+
+
+def render(platform: Platform, spec: ModelSpec, image_ref: str, bundle: str, color: str, live: str) -> list[dict]:
+    """Everything one rollout applies: the `color` Deployment and autoscaler, the Service on `live`, monitoring."""
+    return [
+        deployment(platform, spec, color, image_ref, bundle),
+        scaled_object(platform, spec, color),
+        service(platform, spec, live),
+        pod_monitor(platform, spec),
+        prometheus_rule(platform, spec),
+    ]
+
+
+def pinned_image_ref(platform: Platform, model: str, digest: str) -> str:
+    where = remote(platform, model, f"sha-{digest.removeprefix('sha256:')[:16]}")
+    if where is None:
+        raise ServingError(
+            "registry.url is an OCI layout on disk; a cluster pulls images from a registry "
+            "(set registry.url: https://HOST/PREFIX)"
+        )
+    return f"{where.host}/{where.repository}@{digest}"
+
+
+def apply_rollout(snap: Any, image: str, bundle: str, *, log: Log, timeout_s: float = 1800.0) -> dict[str, Any]:
+    """Server-side apply the idle color, wait until ready, flip the Service, keep the old color for rollback."""
+    from kubernetes import client, config, dynamic
+
+    platform, spec = snap.platform, snap.spec
+    state = rollout_state.load(platform.home, spec.name)
+    color = state.idle_color
+    ref = pinned_image_ref(platform, spec.name, image)
+    config.load_config()
+    api = dynamic.DynamicClient(client.ApiClient())
+    manifests = render(platform, spec, ref, bundle, color, live=state.live.color if state.live else color)
+    service_manifest = manifests.pop(2)
+    for manifest in manifests:
+        _apply(api, manifest)
+    apps = client.AppsV1Api()
+    deadline = time.monotonic() + timeout_s
+    name, ns = f"{spec.name}-{color}", platform.config.kubernetes.namespace
+    while (status := apps.read_namespaced_deployment_status(name, ns).status).ready_replicas != status.replicas:
+        if time.monotonic() > deadline:
+            raise ServingError(f"{name} not ready after {timeout_s:.0f}s; the Service still routes to the old color")
+        time.sleep(5)
+    service_manifest["spec"]["selector"]["ai-platform/color"] = color
+    _apply(api, service_manifest)
+    log(f"{spec.name}: Service now routes to {color} ({ref})")
+    ArtifactStore(platform.artifacts_path).set_ref("k8s_rollout", spec.name, {"color": color, "image": image})
+    return {"color": color, "image": image, "bundle": bundle, "image_ref": ref, "namespace": ns}
+
+
+def _apply(api: Any, manifest: dict[str, Any]) -> None:
+    resource = api.resources.get(api_version=manifest["apiVersion"], kind=manifest["kind"])
+    resource.server_side_apply(
+        body=manifest,
+        name=manifest["metadata"]["name"],
+        namespace=manifest["metadata"].get("namespace"),
+        field_manager=MANAGER,
+        force_conflicts=True,
+    )

@@ -1,0 +1,177 @@
+"""Blue/green on the embedded default: vLLM colors behind the local gateway.
+
+A model change: start the candidate's vLLM as the idle color (detached, so it
+outlives the Dagster run), health-check it, warm it with a few real requests,
+switch the gateway's upstream (one atomic state-file rename, then
+`POST /admin/reload`), wait for the old color's in-flight requests to drain,
+then stop it by PID. A prompt-only change: same image, new bundle: the state
+changes and the gateway reloads the bundle; vLLM is not restarted. Rollback is
+a rollout of the previous image and bundle.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import httpx
+
+from ai_platform.errors import ServingError
+from ai_platform.image.stage import local_registry
+from ai_platform.image.unpack import unpack
+from ai_platform.prompts import bundle as prompt_bundle
+from ai_platform.prompts.render import request_body
+from ai_platform.prompts.stage import bundle_repository
+from ai_platform.rollout.notify import notify
+from ai_platform.rollout.state import Color, ModelState, load, save
+from ai_platform.serving.vllm import launch, stop_pid
+from ai_platform.specs import SpecSnapshot
+from ai_platform.warehouse import Warehouse
+
+Log = Callable[[str], None]
+ROOT = Path(__file__).resolve().parents[2]
+SERVE_PYTHON = ROOT / ".venvs" / "serve" / "bin" / "python"
+GATEWAY_URL_FILE = "gateway.url"  # written by `ai-platform serve` under <home>/rollout
+
+
+@dataclass(frozen=True)
+class Rollout:
+    state: ModelState
+    kind: str  # model | prompts | unchanged | rollback
+    switch_s: float | None  # candidate ready -> gateway routing to it
+    drained: bool
+
+
+def gateway_url(home: Path) -> str | None:
+    path = Path(home) / "rollout" / GATEWAY_URL_FILE
+    return path.read_text().strip() if path.is_file() else None
+
+
+def _reload_gateway(home: Path, log: Log) -> bool:
+    url = gateway_url(home)
+    if not url:
+        log("no gateway is running (`ai-platform serve` starts one); it will route by the new state when it starts")
+        return False
+    try:
+        httpx.post(f"{url}/admin/reload", timeout=10).raise_for_status()
+        return True
+    except httpx.HTTPError as exc:
+        log(f"gateway at {url} did not reload ({type(exc).__name__}); it re-reads the state within a second")
+        return False
+
+
+def _drain(home: Path, old: Color, log: Log, timeout_s: float = 120.0) -> bool:
+    url = gateway_url(home)
+    deadline = time.monotonic() + timeout_s
+    while url and time.monotonic() < deadline:
+        try:
+            in_flight = httpx.get(f"{url}/admin/status", timeout=5).json()["in_flight"].get(old.base_url, 0)
+        except (httpx.HTTPError, ValueError, KeyError):
+            break
+        if in_flight <= 0:
+            return True
+        time.sleep(0.1)
+    log(f"{old.color}: drain not confirmed by the gateway; stopping it anyway")
+    return False
+
+
+def _warm(color: Color, snap: SpecSnapshot, documents: dict[str, dict], count: int = 3) -> None:
+    """A few real requests through the new color before it takes traffic (compile caches, first-batch costs)."""
+    from ai_platform.evaluation.stage import load_cases
+
+    cases = load_cases(snap)[:count]
+    with httpx.Client(timeout=120) as client:
+        for case in cases:
+            document = documents[case.get("prompt", snap.spec.prompts[0])]
+            body = {**request_body(document, case["vars"], model=snap.spec.name), "max_tokens": 64}
+            client.post(f"{color.base_url}/v1/chat/completions", json=body).raise_for_status()
+
+
+def _record(warehouse: Warehouse, snap: SpecSnapshot, new: Color, old: Color | None, reason: str) -> None:
+    with warehouse.write() as con:
+        if old is not None:
+            con.execute("UPDATE deployments SET status = 'retired', ended_at = now() WHERE deployment_id = ?",
+                        [old.deployment_id])  # fmt: skip
+        con.execute("INSERT INTO deployments (deployment_id, model, target, color, image_digest, bundle_digest,"
+                    " status, reason, endpoint) VALUES (?, ?, 'embedded', ?, ?, ?, 'live', ?, ?)",
+                    [new.deployment_id, snap.spec.name, new.color, new.image, new.bundle, reason,
+                     new.base_url])  # fmt: skip
+
+
+def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary passed",
+           log: Log = print) -> Rollout:  # fmt: skip
+    platform, model, home = snap.platform, snap.spec.name, snap.platform.home
+    warehouse = Warehouse(platform.warehouse_path)
+    state = load(home, model, str(platform.warehouse_path))
+    bundle_layout = local_registry(platform, bundle_repository(model))
+    documents = prompt_bundle.load(bundle_layout, bundle)
+    live = state.live
+    if live and live.image == image and _alive(live):
+        if live.bundle == bundle:
+            return Rollout(state, "unchanged", None, True)
+        new = replace(live, bundle=bundle, bundle_layout=str(bundle_layout.root), deployment_id=uuid.uuid4().hex)
+        state = replace(state, live=new, previous=live)
+        save(home, state)
+        _reload_gateway(home, log)
+        _record(warehouse, snap, new, live, f"{reason}: prompt bundle reloaded, vLLM not restarted")
+        notify(f"{model}: prompts {bundle[:19]} live on {new.color} (image {image[:19]}, no restart)", log)
+        return Rollout(state, "prompts", None, True)
+
+    color = state.idle_color
+    model_dir = unpack(local_registry(platform, model), image, platform.artifacts_path / "serving")
+    log(f"starting {color} for {image[:19]} from {model_dir}")
+    if not SERVE_PYTHON.is_file():
+        raise ServingError(f"serve environment missing ({SERVE_PYTHON}): `make envs` creates it")
+    server = launch(model_dir, model, snap.spec.serving, python=SERVE_PYTHON, detach=True,
+                    device="gpu" if shutil.which("nvidia-smi") else "cpu",
+                    log_path=platform.artifacts_path / "logs" / f"vllm-{model}-{color}.log")  # fmt: skip
+    new = Color(color, server.base_url, server.pid, image, bundle, str(bundle_layout.root), uuid.uuid4().hex)
+    try:
+        _warm(new, snap, documents)
+    except (httpx.HTTPError, ServingError) as exc:
+        stop_pid(server.pid)
+        raise ServingError(f"{color} failed its warm-up requests; {live.color if live else 'nothing'} stays live:"
+                           f" {exc}") from None  # fmt: skip
+    ready = time.perf_counter()
+    state = replace(state, live=new, previous=live)
+    save(home, state)
+    _reload_gateway(home, log)
+    switch_s = time.perf_counter() - ready
+    drained = True
+    if live is not None:
+        drained = _drain(home, live, log)
+        stop_pid(live.pid)
+        log(f"{live.color} ({live.image[:19]}) drained and stopped")
+    _record(warehouse, snap, new, live, reason)
+    notify(f"{model}: {image[:19]} live on {color} ({reason}); switch took {switch_s * 1000:.0f} ms", log)
+    return Rollout(state, "model", switch_s, drained)
+
+
+def rollback(snap: SpecSnapshot, log: Log = print) -> Rollout:
+    state = load(snap.platform.home, snap.spec.name)
+    if state.previous is None:
+        raise ServingError(f"{snap.spec.name}: nothing to roll back to (no previous deployment)")
+    previous = state.previous
+    result = deploy(snap, previous.image, previous.bundle, reason=f"rollback to {previous.image[:19]}", log=log)
+    return replace(result, kind="rollback")
+
+
+def stop(home: Path, model: str, log: Log = print) -> None:
+    """Stop a model's live color and clear its state (for `make demo-stop` and tests)."""
+    state = load(home, model)
+    if state.live:
+        stop_pid(state.live.pid)
+        log(f"{model}: stopped {state.live.color}")
+    save(home, replace(state, live=None))
+    _reload_gateway(home, log)
+
+
+def _alive(color: Color) -> bool:
+    try:
+        return httpx.get(f"{color.base_url}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False

@@ -1,0 +1,82 @@
+"""Kubernetes manifests for a model: rendered by `ai-platform rollout render`, every built-in kind
+validated strictly against Kubernetes 1.35, the CRDs (KEDA, Prometheus operator) checked by shape.
+Applying them needs a cluster: that test is marked `k8s` and skips without one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+from conftest import MODEL
+
+from ai_platform.config import load_platform
+from ai_platform.rollout.kubernetes import render
+
+CRDS = {("keda.sh/v1alpha1", "ScaledObject"), ("monitoring.coreos.com/v1", "PodMonitor"),
+        ("monitoring.coreos.com/v1", "PrometheusRule")}  # fmt: skip
+DIGEST = "sha256:" + "ab" * 32
+
+
+def rendered(demo_repo: Path) -> list[dict]:
+    platform = load_platform(demo_repo)
+    return render(platform, platform.model(MODEL), f"registry.example.com/ml/{MODEL}@{DIGEST}", "sha256:" + "cd" * 32,
+                  color="green", live="blue")  # fmt: skip
+
+
+def test_every_manifest_validates(demo_repo: Path) -> None:
+    manifests = rendered(demo_repo)
+    assert {m["kind"] for m in manifests} == {"Deployment", "Service", "ScaledObject", "PodMonitor", "PrometheusRule"}
+    for manifest in manifests:
+        assert manifest["metadata"]["labels"]["app.kubernetes.io/name"] == MODEL
+        if (manifest["apiVersion"], manifest["kind"]) in CRDS:
+            assert manifest["spec"] and manifest["metadata"]["namespace"]
+            continue
+        kubernetes_validate.validate(manifest, "1.35.0", strict=True)
+
+
+def test_deployment_serves_the_model_image_on_a_gpu_with_health_probes(demo_repo: Path) -> None:
+    deployment = next(m for m in rendered(demo_repo) if m["kind"] == "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"].startswith("vllm/vllm-openai")
+    assert pod["volumes"] == [{"name": "model", "image": {"reference": f"registry.example.com/ml/{MODEL}@{DIGEST}",
+                                                          "pullPolicy": "IfNotPresent"}}]  # fmt: skip
+    assert container["args"][container["args"].index("--model") + 1] == f"/model-image/models/{MODEL}"
+    assert "--quantization" not in container["args"]  # the checkpoint's own config says how it is quantized
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"]["path"] == "/health"
+    assert deployment["metadata"]["name"] == f"{MODEL}-green"
+
+
+def test_service_selects_the_live_color_and_keda_watches_the_kv_cache(demo_repo: Path) -> None:
+    manifests = {m["kind"]: m for m in rendered(demo_repo)}
+    assert manifests["Service"]["spec"]["selector"]["ai-platform/color"] == "blue"
+    query = manifests["ScaledObject"]["spec"]["triggers"][0]["metadata"]["query"]
+    assert "vllm:kv_cache_usage_perc" in query and "gpu_cache_usage_perc" not in query
+    alerts = {r["alert"] for r in manifests["PrometheusRule"]["spec"]["groups"][0]["rules"]}
+    assert {"VllmKvCacheSaturated", "VllmDown"} <= alerts
+
+
+def test_render_cli_writes_one_file_per_manifest(demo_repo: Path, tmp_path: Path) -> None:
+    command = ["rollout", "render", MODEL, "--repo", str(demo_repo), "--out", str(tmp_path), "--json"]
+    done = subprocess.run([sys.executable, "-m", "ai_platform.cli", *command], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    files = sorted(tmp_path.glob("*.yaml"))
+    assert len(files) == 5
+    for path in files:
+        manifest = yaml.safe_load(path.read_text())
+        if (manifest["apiVersion"], manifest["kind"]) not in CRDS:
+            kubernetes_validate.validate(manifest, "1.35.0", strict=True)
+
+
+@pytest.mark.k8s
+def test_apply_on_a_live_cluster(demo_repo: Path) -> None:
+    from kubernetes import client, config
+
+    config.load_config()
+    assert client.VersionApi().get_code().major == "1"

@@ -1,0 +1,154 @@
+"""Blue/green on the embedded default with real vLLM and the real gateway: a client sends requests
+the whole time, the switch loses none and takes under a second; a prompt-only rollout restarts no
+vLLM; rollback returns to the previous image."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from conftest import MODEL, SERVE_PYTHON, materialize
+
+from ai_platform.artifacts import ArtifactStore
+from ai_platform.image import build as image_build
+from ai_platform.image.stage import local_registry
+from ai_platform.image.unpack import unpack
+from ai_platform.prompts import bundle
+from ai_platform.prompts.compiler import CompiledPrompt
+from ai_platform.prompts.stage import bundle_repository
+from ai_platform.rollout import local
+from ai_platform.rollout.local import GATEWAY_URL_FILE
+from ai_platform.serving.gateway import create_app
+from ai_platform.specs import pinned_spec
+from ai_platform.warehouse import Warehouse
+
+pytestmark = [
+    pytest.mark.vllm,
+    pytest.mark.slow,
+    pytest.mark.skipif(not SERVE_PYTHON.is_file(), reason="serve environment missing; `make envs` creates it"),
+]
+CHAIN = ("model_spec", "raw_weights", "verified_weights", "quantized_weights", "model_image", "compiled_prompts",
+         "prompt_bundle")  # fmt: skip
+
+
+@pytest.fixture
+def gateway(tmp_path: Path) -> Iterator[str]:
+    home = tmp_path / "home"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(home), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            httpx.get(f"{url}/metrics", timeout=1)
+            break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    (home / "rollout").mkdir(parents=True, exist_ok=True)
+    (home / "rollout" / GATEWAY_URL_FILE).write_text(url)
+    yield url
+    server.should_exit = True
+    thread.join(timeout=10)
+    local.stop(home, MODEL, log=lambda _: None)
+
+
+class Traffic:
+    """A client calling the prompt endpoint back to back until stopped; every answer is kept."""
+
+    def __init__(self, url: str, variables: dict[str, str]) -> None:
+        self.url, self.variables = url, variables
+        self.statuses: Counter[int] = Counter()
+        self.images: Counter[str] = Counter()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self) -> None:
+        with httpx.Client(timeout=120) as client:
+            while not self.stop.is_set():
+                try:
+                    reply = client.post(
+                        f"{self.url}/v1/prompts/contract_review:run", json={"variables": self.variables}
+                    )
+                    self.statuses[reply.status_code] += 1
+                    if reply.status_code == 200:
+                        self.images[reply.json()["image"]] += 1
+                except httpx.HTTPError as exc:
+                    self.statuses[type(exc).__name__] += 1  # type: ignore[index]
+
+    def __enter__(self) -> Traffic:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=150)
+
+
+def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tmp_path: Path, gateway: str) -> None:
+    assert materialize(instance, *CHAIN).success
+    home = tmp_path / "home"
+    snap = pinned_spec(home, MODEL)
+    store = ArtifactStore(snap.platform.artifacts_path)
+    image_a, bundle_a = store.ref("model_image", MODEL)["digest"], store.ref("prompt_bundle", MODEL)["digest"]
+    case = json.loads((own_demo_repo / "evals/contract_review.jsonl").read_text(encoding="utf-8").splitlines()[0])
+
+    first = local.deploy(snap, image_a, bundle_a, log=print)
+    assert first.kind == "model" and first.state.live is not None
+    reply = httpx.post(f"{gateway}/v1/prompts/contract_review:run", json={"variables": case["vars"]}, timeout=120)
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["schema_valid"] and body["output"]["risk_points"] and body["generation_id"].startswith("gen-")
+
+    # A second image (one small file changed) goes live while traffic flows.
+    source = unpack(local_registry(snap.platform, MODEL), image_a, tmp_path / "unpacked")
+    changed = tmp_path / "changed"
+    shutil.copytree(source, changed, ignore=shutil.ignore_patterns(".ai-platform"))
+    config = json.loads((changed / "generation_config.json").read_text())
+    (changed / "generation_config.json").write_text(json.dumps({**config, "ai_platform_note": "second build"}))
+    image_b = image_build.build(local_registry(snap.platform, MODEL), changed, MODEL, created="2026-01-06T00:00:00Z",
+                                mtime=1767657600).digest  # fmt: skip
+    with Traffic(gateway, case["vars"]) as traffic:
+        time.sleep(2)
+        second = local.deploy(snap, image_b, bundle_a, log=print)
+        time.sleep(3)
+    assert second.kind == "model" and second.switch_s is not None and second.switch_s < 1.0, second.switch_s
+    assert set(traffic.statuses) == {200}, traffic.statuses
+    assert traffic.images[image_a] and traffic.images[image_b], traffic.images
+    assert second.drained
+
+    # Prompt-only: a new bundle on the same image; the same vLLM process keeps serving.
+    documents = bundle.load(local_registry(snap.platform, bundle_repository(MODEL)), bundle_a)
+    edited = {**documents["contract_review"], "description": "reviewed by legal, 2026-12"}
+    bundle_c = bundle.build(local_registry(snap.platform, bundle_repository(MODEL)), MODEL,
+                            [CompiledPrompt(edited, "", ())]).digest  # fmt: skip
+    pid = second.state.live.pid
+    third = local.deploy(snap, image_b, bundle_c, log=print)
+    assert third.kind == "prompts" and third.state.live.pid == pid
+    served = httpx.post(f"{gateway}/v1/prompts/contract_review:run", json={"variables": case["vars"]}, timeout=120)
+    assert served.json()["prompt_version"] != body["prompt_version"]
+
+    back = local.rollback(snap, log=print)
+    assert back.kind == "rollback" and back.state.live.bundle == bundle_a and back.state.live.image == image_b
+
+    status = httpx.get(f"{gateway}/healthz", timeout=10).json()
+    assert status["status"] == "ok" and status["models"][MODEL]["image"] == image_b
+    metrics = httpx.get(f"{gateway}/metrics", timeout=10).text
+    assert 'ai_platform_gateway_requests_total{route="prompt",model="contract-reviewer",status="200"}' in metrics
+    time.sleep(1.5)  # the generation log writes in batches
+    warehouse = Warehouse(snap.platform.warehouse_path)
+    _, rows = warehouse.query("SELECT count(*) FROM generations WHERE source = 'gateway'")
+    assert rows[0][0] >= sum(traffic.statuses.values())
+    _, deployments = warehouse.query("SELECT status, count(*) FROM deployments GROUP BY status ORDER BY status")
+    assert dict(deployments) == {"live": 1, "retired": 3}
