@@ -22,6 +22,13 @@ def main(argv: list[str]) -> int:
 
     if DAGSTER_PIPES_CONTEXT_ENV_VAR in os.environ:  # launched by a Pipes client
         with open_dagster_pipes() as pipes:
+            log_path = pipes.extras["job"].get("log_path")
+            if log_path:  # the libraries' progress bars and warnings go to a file, not the run's console
+                Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+                sink = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.dup2(sink, 1)
+                os.dup2(sink, 2)
+                pipes.log.info(f"workload output: {log_path}")
             try:
                 result = run(pipes.extras["job"], pipes.log.info)
             except PlatformError as exc:  # expected: the asset raises it with this message, not "exit code 1"

@@ -47,7 +47,8 @@ def job_for(snap: SpecSnapshot) -> dict[str, Any]:
     calibration.split(calibration.load(files), q.calibration.holdout_fraction, q.calibration.samples)  # fail here
     return {"input_dir": verified["folder"], "input_manifest": str(store.blob_path(verified["digest"])),
             "output_root": str(snap.platform.artifacts_path / "quantized"),
-            "calibration_files": [str(f) for f in files], "recipe": recipe.from_spec(q), "seed": 0}  # fmt: skip
+            "calibration_files": [str(f) for f in files], "recipe": recipe.from_spec(q), "seed": 0,
+            "log_path": str(snap.platform.artifacts_path / "logs" / f"quantize-{snap.spec.name}.log")}  # fmt: skip
 
 
 def gates(q: Quantization, report: dict[str, Any]) -> dict[str, tuple[bool, str]]:
