@@ -94,6 +94,9 @@ class Execution(Strict):
 class Feedback(Strict):
     inbox: str = "inbox"  # under the platform home unless absolute
     trust_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
+    # A JSONL corpus of {"text": clause} in the platform repo: an untrusted reply is asked again
+    # with the most relevant clauses. Unset: replies are only marked needs_review.
+    retrieval_corpus: str | None = None
 
 
 class PlatformConfig(Strict):

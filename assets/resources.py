@@ -39,6 +39,12 @@ class PlatformRepoResource(dg.ConfigurableResource):
     def warehouse(self, snap: SpecSnapshot) -> Warehouse:
         return Warehouse(snap.platform.warehouse_path)
 
+    def platform(self) -> Platform:
+        """The platform config at the branch head, for stages that serve every model (feedback, trust)."""
+        from ai_platform.platform_repo import load_at
+
+        return load_at(Path(self.path), Path(self.home), self.branch)[1]
+
 
 class WorkloadRunner(dg.ConfigurableResource):
     """Runs an `ai_platform` workload module in its own environment through Dagster Pipes.

@@ -41,6 +41,7 @@ class CaseScore:
     ttft_s: float | None
     output_tokens: int
     mean_logprob: float | None
+    min_logprob: float | None
     attempts: int
     error: str | None
 
@@ -73,6 +74,7 @@ def score(cases: list[dict[str, Any]], inputs: list[str], replies: list[Reply], 
             pii=[f"{f.kind}" for f in find_pii(reply.content)], injection=injection(text),
             task_recall=task_recall(case.get("expected") or {}, answer), latency_s=reply.latency_s,
             ttft_s=reply.ttft_s, output_tokens=reply.output_tokens, mean_logprob=reply.mean_logprob,
+            min_logprob=min(reply.logprobs) if reply.logprobs else None,
             attempts=reply.attempts, error=reply.error,
         ))  # fmt: skip
     return scores

@@ -106,7 +106,11 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
            log: Log = print) -> Rollout:  # fmt: skip
     platform, model, home = snap.platform, snap.spec.name, snap.platform.home
     warehouse = Warehouse(platform.warehouse_path)
-    state = load(home, model, str(platform.warehouse_path))
+    db = str(platform.warehouse_path)
+    threshold, inbox = platform.config.feedback.trust_threshold, str(platform.inbox_path)
+    corpus = platform.config.feedback.retrieval_corpus
+    state = replace(load(home, model, db), warehouse=db, trust_threshold=threshold, inbox=inbox,
+                    retrieval_corpus=str(platform.file(corpus)) if corpus else "")  # fmt: skip
     bundle_layout = local_registry(platform, bundle_repository(model))
     documents = prompt_bundle.load(bundle_layout, bundle)
     live = state.live

@@ -33,6 +33,9 @@ class ModelState:
     warehouse: str
     live: Color | None = None
     previous: Color | None = None  # stopped after the drain; rollback starts it again
+    trust_threshold: float = 0.7  # platform.yaml feedback.trust_threshold, as of the last rollout
+    inbox: str = ""  # where `POST /v1/feedback` drops reviewers' labels
+    retrieval_corpus: str = ""  # feedback.retrieval_corpus, resolved; empty: no re-ask
 
     @property
     def idle_color(self) -> str:
@@ -46,7 +49,8 @@ class ModelState:
         def color(value: dict[str, Any] | None) -> Color | None:
             return Color(**value) if value else None
 
-        return cls(data["model"], data["warehouse"], color(data.get("live")), color(data.get("previous")))
+        optional = {k: data[k] for k in ("trust_threshold", "inbox", "retrieval_corpus") if k in data}
+        return cls(data["model"], data["warehouse"], color(data.get("live")), color(data.get("previous")), **optional)
 
 
 def state_dir(home: Path) -> Path:

@@ -1,6 +1,7 @@
 """The gateway: the one front door to every live model, and where blue/green switches happen.
 
-    POST /v1/prompts/{name}:run   variables in; validated JSON out, with a generation_id
+    POST /v1/prompts/{name}:run   variables in; validated JSON out, with a generation_id and a trust score
+    POST /v1/feedback             a reviewer's label, into the inbox the feedback sensor watches
     /v1/chat/completions, /v1/completions, /v1/models    OpenAI-compatible passthrough
     GET  /healthz                 the gateway and each live upstream
     GET  /metrics                 Prometheus text format
@@ -24,6 +25,7 @@ import threading
 import time
 import uuid
 from collections import Counter, defaultdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,10 @@ from ai_platform.evaluation.text import seq_rep_n
 from ai_platform.image.layout import OciLayout
 from ai_platform.prompts import bundle
 from ai_platform.prompts.render import request_body
-from ai_platform.rollout.state import ModelState, load_all
+from ai_platform.rollout.state import Color, ModelState, load_all
+from ai_platform.trust.features import features
+from ai_platform.trust.model import TrustModel
+from ai_platform.trust.rag import KeywordRetriever, with_context
 from ai_platform.warehouse import Warehouse
 
 BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -120,8 +125,8 @@ class GenerationLog:
                     with Warehouse(db).write() as con:
                         con.executemany(
                             "INSERT INTO generations (generation_id, model, prompt_name, prompt_version, image_digest,"
-                            " source, input, output, metrics, finish_reason, latency_s) VALUES"
-                            " (?, ?, ?, ?, ?, 'gateway', ?, ?, ?, ?, ?)", rows)  # fmt: skip
+                            " source, input, output, metrics, finish_reason, latency_s, trust_score, needs_review)"
+                            " VALUES (?, ?, ?, ?, ?, 'gateway', ?, ?, ?, ?, ?, ?, ?)", rows)  # fmt: skip
                 except PlatformError as exc:  # keep serving; the failure is visible in the gateway log
                     print(f"gateway: could not log {len(rows)} generations to {db}: {exc}", flush=True)
             for _ in batch:
@@ -134,6 +139,9 @@ class Gateway:
         self.states: dict[str, ModelState] = {}
         self.bundles: dict[str, dict[str, dict[str, Any]]] = {}  # digest -> prompt name -> document
         self.metrics = Metrics()
+        self.trust: dict[str, TrustModel | None] = {}  # model -> champion trust model
+        self.trust_files: dict[str, TrustModel] = {}
+        self.retrievers: dict[str, KeywordRetriever] = {}
         self.log = GenerationLog()
         self.http = httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=5.0))
         self.reload()
@@ -146,8 +154,27 @@ class Gateway:
             if state.live and state.live.bundle not in self.bundles:
                 self.bundles[state.live.bundle] = bundle.load(OciLayout(state.live.bundle_layout), state.live.bundle)
         self.metrics.switches += sum(before.get(m) != url for m, url in after.items())
+        for state in states.values():
+            self.trust[state.model] = self._champion(state.warehouse)
+            if state.retrieval_corpus and state.retrieval_corpus not in self.retrievers:
+                self.retrievers[state.retrieval_corpus] = KeywordRetriever(Path(state.retrieval_corpus))
         self.states = states
         return after
+
+    def _champion(self, warehouse: str) -> TrustModel | None:
+        """The champion trust model recorded in the warehouse (cached by its file)."""
+        if not warehouse or not Path(warehouse).is_file():
+            return None
+        try:
+            _, rows = Warehouse(warehouse, lock_timeout_s=2).query(
+                "SELECT artifact_path FROM trust_models WHERE champion ORDER BY trained_at DESC LIMIT 1")  # fmt: skip
+        except PlatformError:
+            return None
+        if not rows:
+            return None
+        if rows[0][0] not in self.trust_files:
+            self.trust_files[rows[0][0]] = TrustModel.load(Path(rows[0][0]))
+        return self.trust_files[rows[0][0]]
 
     def prompt(self, name: str, model: str | None) -> tuple[ModelState, dict[str, Any]]:
         hits = [(s, self.bundles[s.live.bundle][name]) for m, s in self.states.items()
@@ -177,46 +204,97 @@ class Gateway:
             return _error(422, str(exc))
         upstream = state.live
         assert upstream is not None
+        body["logprobs"] = True  # the mean token log-probability is a trust-model feature
+        try:
+            choice, usage = await self._complete(upstream, body)
+        except _UpstreamError as exc:
+            self.metrics.observe("prompt", state.model, 502, time.perf_counter() - started)
+            return _error(502, str(exc))
+        user_text = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
+        scored = self._score(state, document, choice, usage, user_text, time.perf_counter() - started)
+        retrieved: list[str] = []
+        retriever = self.retrievers.get(state.retrieval_corpus)
+        if scored["needs_review"] and retriever is not None and (retrieved := retriever.retrieve(user_text)):
+            retry = {**body, "messages": with_context(body["messages"], retrieved)}
+            try:
+                again = await self._complete(upstream, retry)
+                rescored = self._score(state, document, *again, user_text, time.perf_counter() - started)
+                if (rescored["trust_score"] or 0) > (scored["trust_score"] or 0):
+                    scored = {**rescored, "metrics": {**rescored["metrics"], "retrieved": len(retrieved)}}
+            except _UpstreamError:
+                pass  # the first reply stands, marked needs_review
+        latency = time.perf_counter() - started
+        generation_id = f"gen-{uuid.uuid4().hex}"
+        version = _version(document)
+        variables = json.dumps(payload.get("variables", {}), ensure_ascii=False)
+        row = [generation_id, state.model, name, version, upstream.image, variables, scored["content"],
+               json.dumps(scored["metrics"], ensure_ascii=False), scored["finish_reason"], latency,
+               scored["trust_score"], scored["needs_review"]]  # fmt: skip
+        self.log.add(state.warehouse, row)
+        status = 200 if scored["valid"] else 502
+        self.metrics.observe("prompt", state.model, status, latency)
+        result = {"generation_id": generation_id, "prompt": name, "prompt_version": version, "model": state.model,
+                  "image": upstream.image, "output": scored["output"], "schema_valid": scored["valid"],
+                  "trust_score": scored["trust_score"], "needs_review": scored["needs_review"],
+                  "finish_reason": scored["finish_reason"], "latency_s": round(latency, 4)}  # fmt: skip
+        if not scored["valid"]:
+            result["error"] = "the reply does not validate against the prompt's output schema"
+            result["raw_output"] = scored["content"]
+        return JSONResponse(result, status_code=status)
+
+    async def _complete(self, upstream: Color, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         self.metrics.in_flight[upstream.base_url] += 1
         try:
             reply = await self.http.post(f"{upstream.base_url}/v1/chat/completions", json=body)
         except httpx.HTTPError as exc:
-            self.metrics.observe("prompt", state.model, 502, time.perf_counter() - started)
-            return _error(502, f"upstream {upstream.color} unreachable: {type(exc).__name__}")
+            raise _UpstreamError(f"upstream {upstream.color} unreachable: {type(exc).__name__}") from None
         finally:
             self.metrics.in_flight[upstream.base_url] -= 1
         if reply.status_code != 200:
-            self.metrics.observe("prompt", state.model, 502, time.perf_counter() - started)
-            return _error(502, f"upstream {upstream.color} answered HTTP {reply.status_code}: {reply.text[:200]}")
-        choice = reply.json()["choices"][0]
+            raise _UpstreamError(f"upstream {upstream.color} answered HTTP {reply.status_code}: {reply.text[:200]}")
+        data = reply.json()
+        return data["choices"][0], data.get("usage") or {}
+
+    def _score(self, state: ModelState, document: dict[str, Any], choice: dict[str, Any], usage: dict[str, Any],
+               user_text: str, latency: float) -> dict[str, Any]:  # fmt: skip
         content = choice["message"]["content"] or ""
         output, valid = _validated(content, document["output_schema"])
-        latency = time.perf_counter() - started
-        generation_id = f"gen-{uuid.uuid4().hex}"
-        version = _version(document)
-        user_text = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
-        usage = reply.json().get("usage") or {}
+        logprobs = [t["logprob"] for t in (choice.get("logprobs") or {}).get("content") or []]
         metrics = {
             "schema_valid": valid,
             "seq_rep_4": seq_rep_n(content, 4),
             "pii": [f.kind for f in find_pii(content)],
             "injection": injection_score(user_text),
             "output_tokens": usage.get("completion_tokens"),
-            "color": upstream.color,
+            "mean_logprob": sum(logprobs) / len(logprobs) if logprobs else None,
+            "min_logprob": min(logprobs) if logprobs else None,
+            "color": state.live.color if state.live else None,
         }
-        variables = json.dumps(payload.get("variables", {}), ensure_ascii=False)
-        row = [generation_id, state.model, name, version, upstream.image, variables, content,
-               json.dumps(metrics, ensure_ascii=False), choice.get("finish_reason"), latency]  # fmt: skip
-        self.log.add(state.warehouse, row)
-        status = 200 if valid else 502
-        self.metrics.observe("prompt", state.model, status, latency)
-        result = {"generation_id": generation_id, "prompt": name, "prompt_version": version, "model": state.model,
-                  "image": upstream.image, "output": output, "schema_valid": valid,
-                  "finish_reason": choice.get("finish_reason"), "latency_s": round(latency, 4)}  # fmt: skip
-        if not valid:
-            result["error"] = "the reply does not validate against the prompt's output schema"
-            result["raw_output"] = content
-        return JSONResponse(result, status_code=status)
+        model = self.trust.get(state.model)
+        row = {"input": user_text, "output": content, "metrics": metrics, "finish_reason": choice.get("finish_reason"),
+               "latency_s": latency}  # fmt: skip
+        trust = model.score(features(row)) if model else None
+        return {"content": content, "output": output, "valid": valid, "metrics": metrics, "trust_score": trust,
+                "needs_review": trust is not None and trust < state.trust_threshold,
+                "finish_reason": choice.get("finish_reason")}  # fmt: skip
+
+    async def feedback(self, request: Request) -> Response:
+        """A reviewer's label, dropped into the inbox the feedback sensor watches (same validation as a file)."""
+        try:
+            label = await request.json()
+        except ValueError:
+            return _error(400, "the body must be JSON")
+        problem = _label_problem(label)
+        if problem:
+            return _error(422, problem)
+        known = [s for s in self.states.values() if s.inbox]
+        if not known:
+            return _error(503, "no inbox is configured (nothing has been rolled out yet)")
+        row = {k: label.get(k) for k in ("generation_id", "reviewer", "label", "comment", "labeled_at")}
+        row["labeled_at"] = row["labeled_at"] or datetime.now(UTC).isoformat()
+        inbox = Path(known[0].inbox)
+        await asyncio.to_thread(_append_label, inbox, row)
+        return JSONResponse({"accepted": True, "inbox": str(inbox)}, status_code=202)
 
     async def passthrough(self, request: Request) -> Response:
         started = time.perf_counter()
@@ -290,6 +368,41 @@ class Gateway:
                 print(f"gateway: cannot read the rollout state: {exc}", flush=True)
 
 
+class _UpstreamError(Exception):
+    pass
+
+
+LABELS = ("correct", "missed_risk", "false_positive")
+
+
+def _label_problem(label: Any) -> str | None:
+    if not isinstance(label, dict):
+        return "the body must be an object"
+    for key in ("generation_id", "reviewer"):
+        if not isinstance(label.get(key), str) or not label[key].strip():
+            return f"{key!r} must be a non-empty string"
+    if label.get("label") not in LABELS:
+        return f"'label' must be one of {', '.join(LABELS)}"
+    if label.get("labeled_at") is not None:
+        try:
+            if datetime.fromisoformat(str(label["labeled_at"])).tzinfo is None:
+                return "'labeled_at' needs a timezone (ISO 8601, e.g. 2026-12-03T10:00:00Z)"
+        except ValueError:
+            return "'labeled_at' must be an ISO 8601 timestamp"
+    return None
+
+
+def _append_label(inbox: Path, row: dict[str, Any]) -> None:
+    """One JSONL file per hour, appended under a lock; ingestion is idempotent, so re-reading it is safe."""
+    import fcntl
+
+    inbox.mkdir(parents=True, exist_ok=True)
+    path = inbox / f"gateway-{datetime.now(UTC):%Y%m%d%H}.jsonl"
+    with path.open("a", encoding="utf-8") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
 def _validated(content: str, schema: dict[str, Any] | None) -> tuple[Any, bool]:
     from jsonschema import Draft202012Validator
 
@@ -332,6 +445,7 @@ def create_app(home: Path) -> Starlette:
             Route("/v1/chat/completions", gateway.passthrough, methods=["POST"]),
             Route("/v1/completions", gateway.passthrough, methods=["POST"]),
             Route("/v1/models", gateway.passthrough, methods=["GET"]),
+            Route("/v1/feedback", gateway.feedback, methods=["POST"]),
             Route("/healthz", gateway.healthz),
             Route("/metrics", gateway.metrics_text),
             Route("/admin/reload", gateway.admin_reload, methods=["POST"]),

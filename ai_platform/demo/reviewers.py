@@ -1,0 +1,55 @@
+"""Simulated legal reviewers for the offline demo: real traffic through the gateway, graded against the truth.
+
+The demo has no people, but its corpus knows the right answer to every contract
+it generates. So the demo sends held-out contracts through the gateway (each
+reply logged as a generation with its features) and labels each reply the way a
+reviewer would: `missed_risk` when an expected risk is absent, `false_positive`
+when the reply raises more risks than the contract has (e.g. one risk twice),
+else `correct`. The labels land in the inbox as a JSONL file, as real ones do.
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ai_platform.demo import corpus
+from ai_platform.evaluation.recall import risk_points, task_recall
+
+
+def grade(expected: dict[str, Any], output: Any) -> str:
+    if task_recall(expected, output) < 1.0:
+        return "missed_risk"
+    if len(risk_points(output)) > len(expected.get("keywords") or []):
+        return "false_positive"
+    return "correct"
+
+
+def review(gateway: str, inbox: Path, *, count: int = 160, seed: int = 0, workers: int = 4) -> Path:
+    examples = list(corpus.examples(seed + 3_000_003, count, "review"))
+
+    def ask(example: corpus.Example) -> dict[str, Any]:
+        reply = httpx.post(f"{gateway}/v1/prompts/contract_review:run",
+                           json={"variables": {"input_pdf_text": example.text}}, timeout=120)  # fmt: skip
+        return reply.json()
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        replies = list(pool.map(ask, examples))
+    start = datetime(2026, 2, 2, 9, 0, tzinfo=UTC)
+    rows = []
+    for i, (example, reply) in enumerate(zip(examples, replies, strict=True)):
+        if "generation_id" not in reply:
+            continue
+        expected = {"keywords": [r.keyword for r in example.risks], "levels": [r.level for r in example.risks]}
+        rows.append({"generation_id": reply["generation_id"], "reviewer": f"reviewer-{'abc'[i % 3]}",
+                     "label": grade(expected, reply.get("output")), "comment": "",
+                     "labeled_at": (start + timedelta(minutes=7 * i)).isoformat()})  # fmt: skip
+    inbox.mkdir(parents=True, exist_ok=True)
+    path = inbox / f"reviewers-demo-{seed}.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path

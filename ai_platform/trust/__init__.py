@@ -1,0 +1,1 @@
+"""The trust model: which generations reviewers would call correct."""

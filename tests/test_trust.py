@@ -1,0 +1,87 @@
+"""The trust model on a real DuckDB warehouse: time-ordered training, the metrics, champion/challenger,
+a JSON format that never unpickles, and scoring that needs no scikit-learn."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from ai_platform.artifacts import ArtifactStore
+from ai_platform.trust.features import FEATURES, features
+from ai_platform.trust.model import TrustModel, TrustModelError
+from ai_platform.trust.train import MIN_LABELS, ece, train
+from ai_platform.warehouse import Warehouse
+
+
+def seed_warehouse(path: Path, n: int, rng: random.Random, shift: float = 0.0) -> Warehouse:
+    """Generations whose correctness depends on two signals, each only partly informative alone."""
+    warehouse = Warehouse(path)
+    start = datetime(2026, 3, 1, tzinfo=UTC)
+    generations, labels = [], []
+    for i in range(n):
+        logprob, repetition = rng.gauss(-0.5, 0.3), rng.random() * 0.6
+        correct = (logprob + shift) - 1.5 * repetition + rng.gauss(0, 0.15) > -0.9
+        metrics = {"mean_logprob": logprob, "min_logprob": logprob - 1, "seq_rep_4": repetition, "pii": [],
+                   "schema_valid": True, "injection": 0.0, "output_tokens": 40}  # fmt: skip
+        output = json.dumps({"risk_points": [{"point": "p", "level": "高", "basis": "b", "suggestion": "s"}]})
+        variables = json.dumps({"input_pdf_text": "合同"})
+        generations.append([f"g{i}", "m", "p", "v", variables, output, json.dumps(metrics), "stop", 0.2])
+        labels.append([f"g{i}", "r", "correct" if correct else "missed_risk", "", start + timedelta(minutes=i),
+                       "labels.jsonl", i + 1])  # fmt: skip
+    with warehouse.write() as con:
+        columns = "generation_id, model, prompt_name, prompt_version, input, output, metrics, finish_reason, latency_s"
+        con.executemany(f"INSERT INTO generations ({columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", generations)
+        con.executemany("INSERT INTO feedback_labels (generation_id, reviewer, label, comment, labeled_at,"
+                        " source_file, source_line) VALUES (?, ?, ?, ?, ?, ?, ?)", labels)  # fmt: skip
+    return warehouse
+
+
+def test_trains_beats_single_features_and_is_promoted_once(tmp_path: Path) -> None:
+    warehouse = seed_warehouse(tmp_path / "w.duckdb", 400, random.Random(1))
+    store = ArtifactStore(tmp_path / "artifacts")
+    first = train(warehouse, store)
+    m = first.metrics
+    assert first.promoted and m["holdout"] == 120 and m["train"] == 280
+    assert m["auc"] > m["best_single_feature_auc"] > 0.5, m
+    assert 0 <= m["brier"] < 0.25 and 0 <= m["ece"] < 0.2
+    again = train(warehouse, store)  # same data, same model: it does not beat the champion, so not promoted
+    assert not again.promoted and again.champion_metrics is not None
+    _, rows = warehouse.query("SELECT count(*), count(*) FILTER (WHERE champion) FROM trust_models")
+    assert rows == [(1, 1)]  # the same model file, recorded once, champion
+
+
+def test_saved_model_is_json_scored_without_sklearn_and_pickles_are_refused(tmp_path: Path) -> None:
+    warehouse = seed_warehouse(tmp_path / "w.duckdb", 200, random.Random(2))
+    trained = train(warehouse, ArtifactStore(tmp_path / "artifacts"))
+    path = tmp_path / "model.json"
+    path.write_bytes(trained.model.to_bytes())
+    loaded = TrustModel.load(path)
+    row = {"output": "{}", "metrics": {"mean_logprob": -0.2, "seq_rep_4": 0.0}, "finish_reason": "stop"}
+    assert loaded.score(features(row)) == trained.model.score(features(row))
+    assert 0.0 < loaded.score({}) < 1.0  # every feature missing: imputed, not a crash
+    (tmp_path / "model.pkl").write_bytes(pickle.dumps({"format": "ai-platform.trust-model/v1"}))
+    with pytest.raises(TrustModelError, match="cannot read"):
+        TrustModel.load(tmp_path / "model.pkl")
+    (tmp_path / "other.json").write_text('{"format": "sklearn"}')
+    with pytest.raises(TrustModelError, match="not a trust model"):
+        TrustModel.load(tmp_path / "other.json")
+
+
+def test_too_few_labels_is_a_clear_error(tmp_path: Path) -> None:
+    warehouse = seed_warehouse(tmp_path / "w.duckdb", MIN_LABELS - 1, random.Random(3))
+    with pytest.raises(TrustModelError, match=f"at least {MIN_LABELS}"):
+        train(warehouse, ArtifactStore(tmp_path / "artifacts"))
+
+
+def test_features_and_ece() -> None:
+    values = features({"input": "ab", "output": '{"risk_points": [1, 2]}', "finish_reason": "length",
+                       "metrics": json.dumps({"pii": ["email"], "schema_valid": False})})  # fmt: skip
+    assert set(values) == set(FEATURES)
+    assert (values["risk_points"], values["pii_count"], values["finish_stop"], values["schema_valid"]) == (2, 1, 0, 0)
+    assert values["mean_logprob"] != values["mean_logprob"]  # missing is NaN, not 0
+    assert ece([0.9, 0.9, 0.1, 0.1], [True, True, False, False]) == pytest.approx(0.1)
