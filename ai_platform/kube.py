@@ -14,6 +14,19 @@ from ai_platform.config import Platform
 from ai_platform.errors import ConfigError
 
 
+def gpu_scheduling(platform: Platform) -> dict[str, Any]:
+    """Where GPU pods may run (V1PodSpec fields, camelCase): node selector, tolerations, service account."""
+    k8s = platform.config.kubernetes
+    fields: dict[str, Any] = {}
+    if k8s.gpu.node_selector:
+        fields["nodeSelector"] = dict(k8s.gpu.node_selector)
+    if k8s.gpu.tolerations:
+        fields["tolerations"] = [t.model_dump(exclude_none=True) for t in k8s.gpu.tolerations]
+    if k8s.service_account:
+        fields["serviceAccountName"] = k8s.service_account
+    return fields
+
+
 def gpu_pod_spec(platform: Platform, image: str | None, command: list[str], image_field: str) -> dict[str, Any]:
     """A V1PodSpec (camelCase, as the Kubernetes API and dagster-k8s take it) for one GPU container."""
     k8s = platform.config.kubernetes
@@ -27,13 +40,7 @@ def gpu_pod_spec(platform: Platform, image: str | None, command: list[str], imag
         "resources": {"limits": gpu, "requests": gpu},
         "env": [{"name": "HF_HUB_OFFLINE", "value": "1"}, {"name": "HF_HUB_DISABLE_UPDATE_CHECK", "value": "1"}],
     }
-    spec: dict[str, Any] = {"restartPolicy": "Never", "containers": [container]}
-    if k8s.gpu.node_selector:
-        spec["nodeSelector"] = dict(k8s.gpu.node_selector)
-    if k8s.gpu.tolerations:
-        spec["tolerations"] = [t.model_dump(exclude_none=True) for t in k8s.gpu.tolerations]
-    if k8s.service_account:
-        spec["serviceAccountName"] = k8s.service_account
+    spec: dict[str, Any] = {"restartPolicy": "Never", "containers": [container], **gpu_scheduling(platform)}
     if k8s.home_claim:
         home = str(platform.home)
         spec["volumes"] = [{"name": "home", "persistentVolumeClaim": {"claimName": k8s.home_claim}}]

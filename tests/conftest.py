@@ -20,7 +20,7 @@ os.environ.setdefault("HF_HUB_DISABLE_UPDATE_CHECK", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVE_PYTHON = ROOT / ".venvs" / "serve" / "bin" / "python"
+from ai_platform.serving.vllm import SERVE_PYTHON  # noqa: E402 - tests import it from here
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

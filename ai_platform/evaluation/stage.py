@@ -16,7 +16,6 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from ai_platform.artifacts import ArtifactStore, canonical_json
@@ -31,13 +30,11 @@ from ai_platform.prompts import bundle
 from ai_platform.prompts.render import render_messages, request_body
 from ai_platform.prompts.stage import bundle_repository
 from ai_platform.rollout import state as rollout_state
-from ai_platform.serving.vllm import launch
+from ai_platform.serving.vllm import SERVE_PYTHON, launch
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
 
 Log = Callable[[str], None]
-ROOT = Path(__file__).resolve().parents[2]
-SERVE_PYTHON = ROOT / ".venvs" / "serve" / "bin" / "python"
 
 
 class EvalSetError(PlatformError):
@@ -116,8 +113,6 @@ def _input_text(document: dict[str, Any], case: dict[str, Any]) -> str:
 
 def evaluate(snap: SpecSnapshot, role: str, image_digest: str, bundle_digest: str, log: Log) -> EvalRun:
     platform, model = snap.platform, snap.spec.name
-    if not SERVE_PYTHON.is_file():
-        raise PlatformError(f"serve environment missing ({SERVE_PYTHON}): `make envs` creates it")
     model_dir = unpack(local_registry(platform, model), image_digest, platform.artifacts_path / "serving")
     prompts = bundle.load(local_registry(platform, bundle_repository(model)), bundle_digest)
     cases = load_cases(snap)

@@ -19,6 +19,7 @@ from ai_platform.artifacts import ArtifactStore
 from ai_platform.config import ModelSpec, Platform
 from ai_platform.errors import ServingError
 from ai_platform.image.stage import remote
+from ai_platform.kube import gpu_scheduling
 from ai_platform.rollout import state as rollout_state
 from ai_platform.serving.vllm import server_args
 
@@ -62,12 +63,7 @@ def deployment(platform: Platform, spec: ModelSpec, color: str, image_ref: str, 
         ],
         "volumes": [{"name": "model", "image": {"reference": image_ref, "pullPolicy": "IfNotPresent"}}],
     }
-    if k8s.gpu.node_selector:
-        pod["nodeSelector"] = dict(k8s.gpu.node_selector)
-    if k8s.gpu.tolerations:
-        pod["tolerations"] = [t.model_dump(exclude_none=True) for t in k8s.gpu.tolerations]
-    if k8s.service_account:
-        pod["serviceAccountName"] = k8s.service_account
+    pod.update(gpu_scheduling(platform))
     selector = {"app.kubernetes.io/name": spec.name, "ai-platform/color": color}
     return {
         "apiVersion": "apps/v1",

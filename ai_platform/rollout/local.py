@@ -28,13 +28,11 @@ from ai_platform.prompts.render import request_body
 from ai_platform.prompts.stage import bundle_repository
 from ai_platform.rollout.notify import notify
 from ai_platform.rollout.state import Color, ModelState, load, save
-from ai_platform.serving.vllm import launch, stop_pid
+from ai_platform.serving.vllm import SERVE_PYTHON, launch, stop_pid
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
 
 Log = Callable[[str], None]
-ROOT = Path(__file__).resolve().parents[2]
-SERVE_PYTHON = ROOT / ".venvs" / "serve" / "bin" / "python"
 GATEWAY_URL_FILE = "gateway.url"  # written by `ai-platform serve` under <home>/rollout
 
 
@@ -128,8 +126,6 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
     color = state.idle_color
     model_dir = unpack(local_registry(platform, model), image, platform.artifacts_path / "serving")
     log(f"starting {color} for {image[:19]} from {model_dir}")
-    if not SERVE_PYTHON.is_file():
-        raise ServingError(f"serve environment missing ({SERVE_PYTHON}): `make envs` creates it")
     server = launch(model_dir, model, snap.spec.serving, python=SERVE_PYTHON, detach=True,
                     device="gpu" if shutil.which("nvidia-smi") else "cpu",
                     log_path=platform.artifacts_path / "logs" / f"vllm-{model}-{color}.log")  # fmt: skip

@@ -30,6 +30,8 @@ from ai_platform.config import Serving
 from ai_platform.errors import ServingError
 
 Device = Literal["cpu", "gpu"]
+# The serve environment `make envs` builds beside the platform's (DESIGN.md §4).
+SERVE_PYTHON = Path(__file__).resolve().parents[2] / ".venvs" / "serve" / "bin" / "python"
 CPU_BLOCK_MULTIPLE = 32  # vLLM CPU_ATTN kernel: "No common block size for 16 (CPU_ATTN: [MultipleOf(32)])"
 
 
