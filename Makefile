@@ -73,7 +73,7 @@ format: .venv/.installed
 demo-stop:
 	-@test -d demo/platform && for m in $$(ls demo/platform/models | sed 's/\.yaml$$//'); do \
 		AI_PLATFORM_HOME=$(CURDIR)/demo/state .venv/bin/ai-platform rollout stop $$m; done
-	-@test -f demo/state/gateway.pid && kill $$(cat demo/state/gateway.pid) && rm -f demo/state/gateway.pid
+	@if [ -f demo/state/gateway.pid ]; then kill $$(cat demo/state/gateway.pid) 2>/dev/null || true; rm -f demo/state/gateway.pid; fi
 
 ui: envs
 	@test -d demo/platform || { echo "run 'make demo' first"; exit 1; }

@@ -4,8 +4,8 @@ Serves the demo model with the real vLLM CPU build, renders N contract-review
 cases (default 64) with the compiled demo prompt, then times:
   plain      an httpx client sending the same streamed requests with the same
              concurrency and only reading the replies (the named baseline)
-  ours       the eval: ai_platform.evaluation.client.run_cases plus every metric
-             (schema validity, seq-rep-4, coherence, PII, injection, recall)
+  ours       the eval: ai_platform.evaluation.scoring.run_and_score, the client plus
+             every metric (schema validity, seq-rep-4, coherence, PII, injection, recall)
   sequential ours with concurrency 1
 Targets: ours <= 1.3x plain; concurrency 8 >= 3x faster than sequential. The
 embedding model for coherence is loaded once before timing (its load is a fixed
@@ -32,9 +32,9 @@ from ai_platform.demo import corpus  # noqa: E402
 from ai_platform.demo.cache import build as demo_model  # noqa: E402
 from ai_platform.demo.model import Recipe  # noqa: E402
 from ai_platform.demo.repo import CONTRACT_REVIEW_PROMPT  # noqa: E402
-from ai_platform.evaluation.client import run_cases, streamed  # noqa: E402
+from ai_platform.evaluation.client import streamed  # noqa: E402
 from ai_platform.evaluation.coherence import coherence  # noqa: E402
-from ai_platform.evaluation.scoring import aggregate, score  # noqa: E402
+from ai_platform.evaluation.scoring import aggregate, run_and_score  # noqa: E402
 from ai_platform.prompts.compiler import compile_bytes  # noqa: E402
 from ai_platform.prompts.render import request_body  # noqa: E402
 from ai_platform.serving.vllm import launch  # noqa: E402
@@ -75,10 +75,10 @@ def main() -> None:
         plain_s = _timed(lambda: asyncio.run(plain(server.base_url, bodies, args.concurrency)))
 
         def ours(concurrency: int) -> dict[str, float]:
-            replies = run_cases(server.base_url, [(c["id"], b) for c, b in zip(cases, bodies, strict=True)],
-                                concurrency=concurrency, timeout_s=120, retries=2)  # fmt: skip
             inputs = [c["vars"]["input_pdf_text"] for c in cases]
-            return aggregate(score(cases, inputs, replies, document["output_schema"]))
+            _, scores = run_and_score(server.base_url, cases, inputs, bodies, document["output_schema"],
+                                      concurrency=concurrency, timeout_s=120, retries=2)  # fmt: skip
+            return aggregate(scores)
 
         ours_s = _timed(lambda: ours(args.concurrency))
         metrics: dict[str, float] = {}

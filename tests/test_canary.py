@@ -13,6 +13,8 @@ import yaml
 from conftest import MODEL, SERVE_PYTHON, materialize
 
 from ai_platform.platform_repo import git
+from ai_platform.rollout import local
+from ai_platform.rollout import state as rollout_state
 from ai_platform.warehouse import Warehouse
 
 pytestmark = [
@@ -70,19 +72,33 @@ def random_candidate(repo: Path, demo_model_dir: Path) -> None:
     git(repo, "commit", "--quiet", "-m", "a candidate that learned nothing")
 
 
-def test_degenerate_candidate_fails_named_gates_and_nothing_downstream_runs(
+def test_degenerate_candidate_fails_named_gates_and_the_incumbent_stays_live(
     instance, own_demo_repo: Path, demo_model_dir: Path, tmp_path: Path
 ) -> None:
-    random_candidate(own_demo_repo, demo_model_dir)
-    result = materialize(instance, *CHAIN, "deployment")
-    failed = {name for name, g in gate_results(result).items() if not g.passed}
-    assert {"gate_schema_valid_rate", "gate_task_recall", "gate_coherence"} <= failed, failed
-    ran = {e.step_key for e in result.all_events if e.event_type_value == "STEP_START"}
-    assert "canary_eval" in ran and "deployment" not in ran
-    warehouse = Warehouse(tmp_path / "home/warehouse.duckdb")
-    _, runs = warehouse.query("SELECT passed, metrics FROM eval_runs")
-    ((passed, metrics),) = runs
-    assert passed is False and json.loads(metrics)["task_recall"] < 0.5
-    _, deployments = warehouse.query("SELECT status, reason FROM deployments")
-    ((status, reason),) = deployments
-    assert status == "rejected" and reason.startswith("canary gates failed: ") and "task_recall" in reason
+    home = tmp_path / "home"
+    try:
+        incumbent = materialize(instance, *CHAIN, "deployment")
+        assert incumbent.success
+        live = rollout_state.load(home, MODEL).live
+        assert live is not None
+
+        random_candidate(own_demo_repo, demo_model_dir)
+        result = materialize(instance, *CHAIN, "deployment")
+        gates = gate_results(result)
+        failed = {name for name, g in gates.items() if not g.passed}
+        assert {"gate_schema_valid_rate", "gate_task_recall", "gate_coherence"} <= failed, failed
+        assert "vs champion" in gates["gate_task_recall"].metadata["detail"].value  # judged against the incumbent
+        ran = [e.step_key for e in result.all_events if e.event_type_value == "STEP_START"]
+        assert "canary_eval" in ran and "deployment" not in ran
+        assert rollout_state.load(home, MODEL).live == live, "the incumbent must stay live"
+
+        warehouse = Warehouse(home / "warehouse.duckdb")
+        _, runs = warehouse.query("SELECT role, passed, metrics FROM eval_runs ORDER BY started_at")
+        roles = [(role, passed) for role, passed, _ in runs]
+        assert roles == [("challenger", True), ("challenger", False), ("champion", None)], roles
+        assert json.loads(runs[1][2])["task_recall"] < 0.5
+        _, deployments = warehouse.query("SELECT status, reason FROM deployments ORDER BY started_at")
+        assert [d[0] for d in deployments] == ["live", "rejected"]
+        assert deployments[1][1].startswith("canary gates failed: ") and "task_recall" in deployments[1][1]
+    finally:
+        local.stop(home, MODEL, log=lambda _: None)

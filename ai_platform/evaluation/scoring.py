@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ai_platform.evaluation.client import Reply
-from ai_platform.evaluation.coherence import coherence
+from ai_platform.evaluation.client import Reply, run_cases
+from ai_platform.evaluation.coherence import Coherence, coherence
 from ai_platform.evaluation.injection import injection_score
 from ai_platform.evaluation.pii import find_pii
 from ai_platform.evaluation.recall import task_recall
@@ -62,9 +62,10 @@ def _valid(content: str, schema: dict[str, Any] | None) -> tuple[bool, Any]:
 
 
 def score(cases: list[dict[str, Any]], inputs: list[str], replies: list[Reply], schema: dict[str, Any] | None,
-          injection: Callable[[str], float] = injection_score) -> list[CaseScore]:  # fmt: skip
+          injection: Callable[[str], float] = injection_score,
+          cosines: list[float] | None = None) -> list[CaseScore]:  # fmt: skip
     """`injection` scores inputs: the offline rules unless the spec names a classifier model."""
-    cosines = coherence(inputs, [r.content for r in replies])
+    cosines = cosines if cosines is not None else coherence(inputs, [r.content for r in replies])
     scores = []
     for case, text, reply, cosine in zip(cases, inputs, replies, cosines, strict=True):
         valid, answer = _valid(reply.content, schema) if reply.error is None else (False, None)
@@ -78,6 +79,20 @@ def score(cases: list[dict[str, Any]], inputs: list[str], replies: list[Reply], 
             attempts=reply.attempts, error=reply.error,
         ))  # fmt: skip
     return scores
+
+
+Scored = tuple[list[Reply], list[CaseScore]]
+
+
+def run_and_score(base_url: str, cases: list[dict[str, Any]], inputs: list[str], bodies: list[dict[str, Any]],
+                  schema: dict[str, Any] | None, *, concurrency: int, timeout_s: float, retries: int,
+                  injection: Callable[[str], float] = injection_score) -> Scored:  # fmt: skip
+    """Send every case and score it; embeddings for coherence are computed while the server generates."""
+    overlap = Coherence(inputs)
+    replies = run_cases(base_url, [(c["id"], b) for c, b in zip(cases, bodies, strict=True)],
+                        concurrency=concurrency, timeout_s=timeout_s, retries=retries,
+                        on_reply=lambda index, reply: overlap.add(index, reply.content))  # fmt: skip
+    return replies, score(cases, inputs, replies, schema, injection, cosines=overlap.result())
 
 
 def percentile(values: list[float], q: float) -> float:

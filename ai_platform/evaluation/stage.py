@@ -20,10 +20,9 @@ from typing import Any
 
 from ai_platform.artifacts import ArtifactStore, canonical_json
 from ai_platform.errors import PlatformError
-from ai_platform.evaluation.client import run_cases
 from ai_platform.evaluation.gates import Verdict, by_metric, judge
 from ai_platform.evaluation.injection import InjectionClassifier, injection_score
-from ai_platform.evaluation.scoring import CaseScore, aggregate, score
+from ai_platform.evaluation.scoring import CaseScore, aggregate, run_and_score
 from ai_platform.image.stage import local_registry
 from ai_platform.image.unpack import unpack
 from ai_platform.prompts import bundle
@@ -124,14 +123,15 @@ def evaluate(snap: SpecSnapshot, role: str, image_digest: str, bundle_digest: st
                 log_path=platform.artifacts_path / "logs" / f"vllm-{role}-{image_digest[7:19]}.log",
                 on_log=lambda line: log(f"vllm: {line}")) as server:  # fmt: skip
         canary = snap.spec.canary
-        replies = run_cases(server.base_url, requests(snap, document, cases), concurrency=canary.concurrency,
-                            timeout_s=canary.timeout_s, retries=canary.retries)  # fmt: skip
+        injection = injection_score
+        if canary.injection_model:
+            injection = InjectionClassifier.from_path(snap.platform.file(canary.injection_model)).score
+        inputs = [_input_text(document, c) for c in cases]
+        bodies = [body for _, body in requests(snap, document, cases)]
+        replies, scores = run_and_score(server.base_url, cases, inputs, bodies, document["output_schema"],
+                                        concurrency=canary.concurrency, timeout_s=canary.timeout_s,
+                                        retries=canary.retries, injection=injection)  # fmt: skip
     finished = datetime.now(UTC)
-    inputs = [_input_text(document, c) for c in cases]
-    injection = injection_score
-    if snap.spec.canary.injection_model:
-        injection = InjectionClassifier.from_path(snap.platform.file(snap.spec.canary.injection_model)).score
-    scores = score(cases, inputs, replies, document["output_schema"], injection)
     version = ArtifactStore(platform.artifacts_path).put_bytes(canonical_json(document))
     return EvalRun(uuid.uuid4().hex, role, image_digest, bundle_digest, cases, document["name"], version, scores,
                    [r.content for r in replies], aggregate(scores), started, finished)  # fmt: skip
