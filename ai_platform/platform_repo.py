@@ -20,8 +20,20 @@ from ai_platform.errors import PlatformRepoError
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 
 
-def git(repo: Path, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> bytes:
-    """Run git in `repo`; a failure becomes a PlatformRepoError with git's own message."""
+def git(
+    repo: Path,
+    *args: str,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    ok: tuple[int, ...] = (0,),
+) -> bytes:
+    """Run git in `repo`; a failure becomes a PlatformRepoError with git's own message.
+
+    `timeout` bounds commands that talk to a remote (a sensor tick has 60 s in all);
+    `ok` lists exit codes that are answers rather than failures (`merge-base` exits 1
+    when two commits share no history).
+    """
     try:
         done = subprocess.run(
             ["git", "-C", str(repo), *args],
@@ -29,10 +41,13 @@ def git(repo: Path, *args: str, input: bytes | None = None, env: dict[str, str] 
             capture_output=True,
             check=False,
             env={**os.environ, **_GIT_ENV, **(env or {})},
+            timeout=timeout,
         )
     except FileNotFoundError:
         raise PlatformRepoError("git is not installed") from None
-    if done.returncode != 0:
+    except subprocess.TimeoutExpired:
+        raise PlatformRepoError(f"{repo}: git {args[0]}: no answer within {timeout:g} s") from None
+    if done.returncode not in ok:
         message = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
         raise PlatformRepoError(f"{repo}: git {args[0]}: {message}")
     return done.stdout

@@ -6,9 +6,14 @@ from ai_platform.image.stage import build_model_image, record
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
 
+# Bump when this stage's logic (here or in the ai_platform code it calls) changes: the UI then
+# marks its materializations stale, as it does when an upstream data version changes.
+CODE_VERSION = "1"
+
 
 @dg.asset(
     partitions_def=models_partitions,
+    code_version=CODE_VERSION,
     deps=["quantized_weights"],
     group_name="packaging",
     kinds={"oci"},

@@ -1,4 +1,4 @@
-"""One dynamic partition per model spec (`models/<name>.yaml`), added by the model sensor."""
+"""One dynamic partition per model spec (`models/<name>.yaml`), added and removed by the git sensor."""
 
 import dagster as dg
 

@@ -17,6 +17,10 @@ from ai_platform.prompts.stage import (
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
 
+# Bump when this stage's logic (here or in the ai_platform code it calls) changes: the UI then
+# marks its materializations stale, as it does when an upstream data version changes.
+CODE_VERSION = "1"
+
 SERVEABLE = dg.AssetCheckSpec(
     "prompts_serveable",
     asset="compiled_prompts",
@@ -27,6 +31,7 @@ SERVEABLE = dg.AssetCheckSpec(
 
 @dg.asset(
     partitions_def=models_partitions,
+    code_version=CODE_VERSION,
     deps=["model_spec"],
     group_name="prompts",
     kinds={"json"},
@@ -56,6 +61,7 @@ def compiled_prompts(context: dg.AssetExecutionContext, platform_repo: PlatformR
 
 @dg.asset(
     partitions_def=models_partitions,
+    code_version=CODE_VERSION,
     deps=["compiled_prompts"],
     group_name="prompts",
     kinds={"oci"},

@@ -6,6 +6,10 @@ from ai_platform.quantize.stage import KL_GATE, MODULE, PPL_GATE, accept, job_fo
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource, WorkloadRunner
 
+# Bump when this stage's logic (here or in the ai_platform code it calls) changes: the UI then
+# marks its materializations stale, as it does when an upstream data version changes.
+CODE_VERSION = "1"
+
 PERPLEXITY = dg.AssetCheckSpec(
     PPL_GATE,
     asset="quantized_weights",
@@ -24,6 +28,7 @@ FIGURES = ("ppl_base", "ppl_quantized", "ppl_increase", "kl_divergence", "top1_a
 
 @dg.asset(
     partitions_def=models_partitions,
+    code_version=CODE_VERSION,
     deps=["verified_weights", "model_spec"],
     group_name="weights",
     kinds={"pytorch", "python"},

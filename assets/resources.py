@@ -6,12 +6,18 @@ tests and a deployment that points elsewhere.
 
 from __future__ import annotations
 
+import fcntl
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from pydantic import PrivateAttr
 
+from ai_platform.artifacts import MissingArtifactError
+from ai_platform.changes import COMMIT_TAG, local_repo, sync
 from ai_platform.config import Platform
 from ai_platform.errors import PlatformError
 from ai_platform.kube import gpu_pod_spec
@@ -22,19 +28,41 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 class PlatformRepoResource(dg.ConfigurableResource):
-    """The platform git repository and the home folder where runs keep state."""
+    """The platform git repository (a folder, or a remote URL read through a mirror) and the home folder
+    where runs keep state."""
 
     path: str
     home: str
     branch: str = "main"
+    _run_commit: str | None = PrivateAttr(default=None)  # the commit the git sensor planned this run for
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        self._run_commit = context.run.tags.get(COMMIT_TAG) if context.run else None
 
     def snapshot(self, model: str) -> SpecSnapshot:
-        """Resolve the branch now and pin the model's spec to that commit (model_spec only)."""
-        return snapshot_model_spec(Path(self.path), Path(self.home), model, ref=self.branch)
+        """Pin the model's spec to the run's commit, or to the branch as it is now (model_spec only)."""
+        home = Path(self.home)
+        if self._run_commit:
+            return snapshot_model_spec(local_repo(self.path, home), home, model, ref=self._run_commit)
+        return snapshot_model_spec(sync(self.path, home, self.branch), home, model, ref=self.branch)
 
     def pinned(self, model: str) -> SpecSnapshot:
-        """The commit model_spec pinned: every later stage reads the same one."""
-        return pinned_spec(Path(self.home), model)
+        """The commit model_spec pinned: every later stage reads the same one.
+
+        A run the git sensor planned reads its own commit even without model_spec in it (a
+        prompt-only commit starts at compiled_prompts): its first stage moves the pin there.
+        """
+        home = Path(self.home)
+        if not self._run_commit:
+            return pinned_spec(home, model)
+        with _locked(home / "locks" / f"pin-{model}"):  # parallel first stages must not export twice
+            try:
+                snap = pinned_spec(home, model)
+                if snap.commit.sha == self._run_commit:
+                    return snap
+            except MissingArtifactError:
+                pass
+            return snapshot_model_spec(local_repo(self.path, home), home, model, ref=self._run_commit)
 
     def warehouse(self, snap: SpecSnapshot) -> Warehouse:
         return Warehouse(snap.platform.warehouse_path)
@@ -43,7 +71,15 @@ class PlatformRepoResource(dg.ConfigurableResource):
         """The platform config at the branch head, for stages that serve every model (feedback, trust)."""
         from ai_platform.platform_repo import load_at
 
-        return load_at(Path(self.path), Path(self.home), self.branch)[1]
+        return load_at(local_repo(self.path, Path(self.home)), Path(self.home), self.branch)[1]
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 class WorkloadRunner(dg.ConfigurableResource):

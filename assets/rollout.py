@@ -8,9 +8,14 @@ from ai_platform.rollout.kubernetes import apply_rollout
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
 
+# Bump when this stage's logic (here or in the ai_platform code it calls) changes: the UI then
+# marks its materializations stale, as it does when an upstream data version changes.
+CODE_VERSION = "1"
+
 
 @dg.asset(
     partitions_def=models_partitions,
+    code_version=CODE_VERSION,
     deps=["canary_eval"],
     group_name="release",
     kinds={"vllm", "kubernetes"},

@@ -6,6 +6,10 @@ from ai_platform.weights.stage import fetch_raw, record, verify
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
 
+# Bump when this stage's logic (here or in the ai_platform code it calls) changes: the UI then
+# marks its materializations stale, as it does when an upstream data version changes.
+CODE_VERSION = "1"
+
 VERIFIED = dg.AssetCheckSpec(
     "weights_match_trusted_hashes",
     asset="verified_weights",
@@ -16,6 +20,7 @@ VERIFIED = dg.AssetCheckSpec(
 
 @dg.asset(
     partitions_def=models_partitions,
+    code_version=CODE_VERSION,
     deps=["model_spec"],
     group_name="weights",
     kinds={"huggingface", "safetensors"},
@@ -38,6 +43,7 @@ def raw_weights(context: dg.AssetExecutionContext, platform_repo: PlatformRepoRe
 
 @dg.asset(
     partitions_def=models_partitions,
+    code_version=CODE_VERSION,
     deps=["raw_weights"],
     group_name="weights",
     kinds={"safetensors", "duckdb"},

@@ -119,7 +119,11 @@ def main() -> int:
     DAGSTER_HOME.mkdir(parents=True, exist_ok=True)
     settings = DAGSTER_HOME / "dagster.yaml"
     if not settings.exists():
-        settings.write_text("telemetry:\n  enabled: false\n")
+        # One run per model at a time: the git sensor's per-commit runs then go live in commit order.
+        settings.write_text(
+            "telemetry:\n  enabled: false\nrun_queue:\n  tag_concurrency_limits:\n"
+            "    - {key: ai_platform/model, value: {applyLimitPerUniqueValue: true}, limit: 1}\n"
+        )
     inbox = HOME / "inbox"  # reviewers "drop" the sample label files
     inbox.mkdir(parents=True, exist_ok=True)
     for labels in sorted((REPO / "labels").iterdir()):

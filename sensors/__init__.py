@@ -1,3 +1,3 @@
-from sensors.models import model_partitions_sensor
+from sensors.platform_repo import platform_repo_sensor
 
-all_sensors = [model_partitions_sensor]
+all_sensors = [platform_repo_sensor]

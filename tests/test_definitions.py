@@ -11,9 +11,7 @@ from conftest import MODEL, materialize
 
 from ai_platform.platform_repo import git, resolve
 from assets.partitions import models_partitions
-from assets.resources import PlatformRepoResource
 from definitions import defs
-from sensors.models import model_partitions_sensor
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -111,37 +109,3 @@ def test_unbuilt_stage_fails_loudly(instance, stage: str, issue: int) -> None:
     text = failure.step_failure_data.error.to_string()
     assert f"stage '{stage}' is not built yet (tracked in issue {issue})" in text
     assert not result.asset_materializations_for_node(stage)
-
-
-def repo_resource(path: Path) -> dict[str, PlatformRepoResource]:
-    return {"platform_repo": PlatformRepoResource(path=str(path), home=str(path / ".state"))}
-
-
-def test_partitions_sensor_tracks_model_specs(own_demo_repo: Path) -> None:
-    resources = repo_resource(own_demo_repo)
-    with dg.instance_for_test() as instance:
-        result = model_partitions_sensor(dg.build_sensor_context(instance=instance, resources=resources))
-        assert isinstance(result, dg.SensorResult)
-        assert result.cursor == resolve(own_demo_repo).sha
-        (request,) = result.dynamic_partitions_requests
-        assert list(request.partition_keys) == [MODEL]
-        instance.add_dynamic_partitions(models_partitions.name, [MODEL, "retired"])
-
-        again = model_partitions_sensor(
-            dg.build_sensor_context(instance=instance, cursor=result.cursor, resources=resources)
-        )
-        assert isinstance(again, dg.SkipReason)
-
-        git(own_demo_repo, "commit", "--quiet", "--allow-empty", "-m", "tick")
-        moved = model_partitions_sensor(
-            dg.build_sensor_context(instance=instance, cursor=result.cursor, resources=resources)
-        )
-        (delete,) = moved.dynamic_partitions_requests
-        assert isinstance(delete, dg.DeleteDynamicPartitionsRequest) and list(delete.partition_keys) == ["retired"]
-
-
-def test_partitions_sensor_skips_an_unreadable_repo(tmp_path: Path) -> None:
-    with dg.instance_for_test() as instance:
-        context = dg.build_sensor_context(instance=instance, cursor="abc", resources=repo_resource(tmp_path))
-        result = model_partitions_sensor(context)
-        assert isinstance(result, dg.SkipReason) and "cannot read" in str(result.skip_message)
