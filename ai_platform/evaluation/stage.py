@@ -13,10 +13,13 @@ from __future__ import annotations
 import json
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+import httpx
 
 from ai_platform.artifacts import ArtifactStore, canonical_json
 from ai_platform.errors import PlatformError
@@ -110,27 +113,50 @@ def _input_text(document: dict[str, Any], case: dict[str, Any]) -> str:
     return "\n".join(m["content"] for m in render_messages(document, case["vars"]) if m["role"] == "user")
 
 
-def evaluate(snap: SpecSnapshot, role: str, image_digest: str, bundle_digest: str, log: Log) -> EvalRun:
+@contextmanager
+def serving(snap: SpecSnapshot, image_digest: str, log: Log) -> Iterator[str]:
+    """A server for the image: the live color when it already serves these exact weights, else a new one.
+
+    A prompt-only change is evaluated on the live server (no vLLM start, which takes
+    ~50 s here): the weights are the same bytes, only the requests differ.
+    """
     platform, model = snap.platform, snap.spec.name
+    live = rollout_state.load(platform.home, model).live
+    if live and live.image == image_digest and _healthy(live.base_url):
+        log(f"evaluating on the live {live.color} server ({image_digest[:19]}): same weights, no new vLLM")
+        yield live.base_url
+        return
     model_dir = unpack(local_registry(platform, model), image_digest, platform.artifacts_path / "serving")
+    device = "gpu" if shutil.which("nvidia-smi") else "cpu"
+    log(f"serving {image_digest[:19]} from {model_dir} on {device}")
+    with launch(model_dir, model, snap.spec.serving, python=SERVE_PYTHON, device=device,
+                log_path=platform.artifacts_path / "logs" / f"vllm-canary-{image_digest[7:19]}.log",
+                on_log=lambda line: log(f"vllm: {line}")) as server:  # fmt: skip
+        yield server.base_url
+
+
+def _healthy(base_url: str) -> bool:
+    try:
+        return httpx.get(f"{base_url}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def evaluate(snap: SpecSnapshot, base_url: str, role: str, image_digest: str, bundle_digest: str) -> EvalRun:
+    """The eval set, as the bundle's prompt renders it, against a server of the image."""
+    platform, model, canary = snap.platform, snap.spec.name, snap.spec.canary
     prompts = bundle.load(local_registry(platform, bundle_repository(model)), bundle_digest)
     cases = load_cases(snap)
     document = prompts[cases[0].get("prompt", snap.spec.prompts[0])]
-    device = "gpu" if shutil.which("nvidia-smi") else "cpu"
-    log(f"{role}: serving {image_digest[:19]} from {model_dir} on {device}")
+    injection = injection_score
+    if canary.injection_model:
+        injection = InjectionClassifier.from_path(platform.file(canary.injection_model)).score
+    inputs = [_input_text(document, c) for c in cases]
+    bodies = [body for _, body in requests(snap, document, cases)]
     started = datetime.now(UTC)
-    with launch(model_dir, model, snap.spec.serving, python=SERVE_PYTHON, device=device,
-                log_path=platform.artifacts_path / "logs" / f"vllm-{role}-{image_digest[7:19]}.log",
-                on_log=lambda line: log(f"vllm: {line}")) as server:  # fmt: skip
-        canary = snap.spec.canary
-        injection = injection_score
-        if canary.injection_model:
-            injection = InjectionClassifier.from_path(snap.platform.file(canary.injection_model)).score
-        inputs = [_input_text(document, c) for c in cases]
-        bodies = [body for _, body in requests(snap, document, cases)]
-        replies, scores = run_and_score(server.base_url, cases, inputs, bodies, document["output_schema"],
-                                        concurrency=canary.concurrency, timeout_s=canary.timeout_s,
-                                        retries=canary.retries, injection=injection)  # fmt: skip
+    replies, scores = run_and_score(base_url, cases, inputs, bodies, document["output_schema"],
+                                    concurrency=canary.concurrency, timeout_s=canary.timeout_s,
+                                    retries=canary.retries, injection=injection)  # fmt: skip
     finished = datetime.now(UTC)
     version = ArtifactStore(platform.artifacts_path).put_bytes(canonical_json(document))
     return EvalRun(uuid.uuid4().hex, role, image_digest, bundle_digest, cases, document["name"], version, scores,
@@ -150,11 +176,16 @@ def run_canary(snap: SpecSnapshot, warehouse: Warehouse, log: Log) -> CanaryResu
     store = ArtifactStore(snap.platform.artifacts_path)
     image = store.ref("model_image", snap.spec.name)["digest"]
     prompts = store.ref("prompt_bundle", snap.spec.name)["digest"]
-    candidate = evaluate(snap, "challenger", image, prompts, log)
-    champion = None
     live = live_champion(warehouse, snap.spec.name)
-    if live and live != (image, prompts):
-        champion = evaluate(snap, "champion", *live, log)
+    champion_needed = live is not None and live != (image, prompts)
+    with serving(snap, image, log) as base_url:
+        candidate = evaluate(snap, base_url, "challenger", image, prompts)
+        champion = None
+        if champion_needed and live and live[0] == image:  # same weights: same server, the champion's prompts
+            champion = evaluate(snap, base_url, "champion", *live)
+    if champion_needed and live and live[0] != image:
+        with serving(snap, live[0], log) as base_url:
+            champion = evaluate(snap, base_url, "champion", *live)
     verdicts = judge(snap.spec.canary.gates, candidate.metrics, champion.metrics if champion else None)
     result = CanaryResult(candidate, champion, by_metric(verdicts))
     candidate.passed = result.passed
