@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -35,6 +36,7 @@ TITLE = "org.opencontainers.image.title"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 CACHE = "ai-platform-layers.json"  # beside the layout's blobs: layer key -> descriptor
 KEY_VERSION = 1
+PACKERS = 4  # measured on 2 cores, 4 shards of 512 MiB: 1 packer 26.5 s, 2 19.4 s, 4 11.8-13.9 s
 
 
 @dataclass
@@ -118,8 +120,8 @@ def build(
     files = _files(model_dir)
     known = {f"{root}/{rel}": sha for rel, sha in (known_sha256 or {}).items()}
     cache = _Cache(layout)
-    layers: list[tuple[str, Descriptor, bool]] = []
-    for rel in (f for f in files if f.endswith(WEIGHT_SUFFIXES)):
+
+    def weight_layer(rel: str) -> tuple[str, Descriptor, bool]:
         entry = Entry(f"{root}/{rel}", source=model_dir / rel)
         sha = known.get(entry.name)
         key = sha256_hex(canonical_json([KEY_VERSION, entry.name, entry.size, sha, mtime])) if sha else None
@@ -127,7 +129,13 @@ def build(
         descriptor = hit or _layer(layout, [entry], mtime, known)
         if key:
             cache.put(key, descriptor)
-        layers.append((rel, descriptor, hit is not None))
+        return rel, descriptor, hit is not None
+
+    # Shards in parallel: reading, hashing (hashlib releases the GIL) and writing of one
+    # shard overlap with another's; one at a time, the disk waited on the hash and back.
+    weights = [f for f in files if f.endswith(WEIGHT_SUFFIXES)]
+    with ThreadPoolExecutor(max_workers=max(1, min(len(weights), PACKERS))) as pool:
+        layers: list[tuple[str, Descriptor, bool]] = list(pool.map(weight_layer, weights))
     rest = [Entry(f"{root}/{rel}", source=model_dir / rel) for rel in files if not rel.endswith(WEIGHT_SUFFIXES)]
     if rest:
         layers.append(("model files (config, tokenizer, chat template)", _layer(layout, rest, mtime, known), False))

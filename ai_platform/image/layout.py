@@ -16,6 +16,7 @@ import fcntl
 import hashlib
 import json
 import os
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -87,7 +88,7 @@ class BlobWriter:
             self.path.unlink()
         else:
             os.replace(self.path, final)
-            self.layout.bytes_written += self.size
+            self.layout.count_written(self.size)
         return Descriptor(self.media_type, digest, self.size, annotations)
 
     def abort(self) -> None:
@@ -99,6 +100,11 @@ class OciLayout:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
         self.bytes_written = 0
+        self._lock = threading.Lock()  # layers are packed in parallel
+
+    def count_written(self, size: int) -> None:
+        with self._lock:
+            self.bytes_written += size
 
     def _init(self) -> None:
         (self.root / "blobs" / "sha256").mkdir(parents=True, exist_ok=True)
@@ -131,7 +137,7 @@ class OciLayout:
         path = self.blob_path(digest)
         if not path.is_file():
             _atomic_write(path, data)
-            self.bytes_written += len(data)
+            self.count_written(len(data))
         return Descriptor(media_type, digest, len(data), annotations)
 
     def read_blob(self, descriptor: Descriptor | str) -> bytes:
