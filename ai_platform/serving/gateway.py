@@ -92,8 +92,19 @@ class Metrics:
         return "\n".join(lines) + "\n"
 
 
+# DuckDB refuses a second connection to a file in one process when the two differ in
+# configuration (read-only vs read-write): every warehouse access of the gateway goes
+# through this lock (seen: the trust-model reload and the generation log collided and
+# generations were dropped).
+WAREHOUSE_LOCK = threading.Lock()
+
+
 class GenerationLog:
-    """Generations go to the warehouse from one background thread, in batches (DuckDB has one writer)."""
+    """Generations go to the warehouse from one background thread, in batches (DuckDB has one writer).
+
+    A batch that cannot be written is kept and retried, never dropped: a generation a
+    reviewer may later label must exist when the label arrives.
+    """
 
     def __init__(self) -> None:
         self.queue: queue.Queue[tuple[str, list[Any]]] = queue.Queue()
@@ -109,28 +120,30 @@ class GenerationLog:
             time.sleep(0.05)
 
     def _run(self) -> None:
+        pending: dict[str, list[list[Any]]] = defaultdict(list)
+        taken = 0
         while True:
-            first = self.queue.get()
-            batch = [first]
-            while len(batch) < 500:
+            try:
+                db, row = self.queue.get(timeout=0.2 if not pending else 1.0)
+                pending[db].append(row)
+                taken += 1
+                if taken < 500:
+                    continue
+            except queue.Empty:
+                pass
+            for db in list(pending):
                 try:
-                    batch.append(self.queue.get(timeout=0.2))
-                except queue.Empty:
-                    break
-            by_db: dict[str, list[list[Any]]] = defaultdict(list)
-            for db, row in batch:
-                by_db[db].append(row)
-            for db, rows in by_db.items():
-                try:
-                    with Warehouse(db).write() as con:
+                    with WAREHOUSE_LOCK, Warehouse(db).write() as con:
                         con.executemany(
                             "INSERT INTO generations (generation_id, model, prompt_name, prompt_version, image_digest,"
                             " source, input, output, metrics, finish_reason, latency_s, trust_score, needs_review)"
-                            " VALUES (?, ?, ?, ?, ?, 'gateway', ?, ?, ?, ?, ?, ?, ?)", rows)  # fmt: skip
-                except PlatformError as exc:  # keep serving; the failure is visible in the gateway log
-                    print(f"gateway: could not log {len(rows)} generations to {db}: {exc}", flush=True)
-            for _ in batch:
-                self.queue.task_done()
+                            " VALUES (?, ?, ?, ?, ?, 'gateway', ?, ?, ?, ?, ?, ?, ?)", pending[db])  # fmt: skip
+                except PlatformError as exc:  # keep serving and keep the rows: the next round retries
+                    print(f"gateway: {len(pending[db])} generations wait to be logged to {db}: {exc}", flush=True)
+                    continue
+                for _ in pending.pop(db):
+                    self.queue.task_done()
+            taken = 0
 
 
 class Gateway:
@@ -141,6 +154,7 @@ class Gateway:
         self.metrics = Metrics()
         self.trust: dict[str, TrustModel | None] = {}  # model -> champion trust model
         self.trust_files: dict[str, TrustModel] = {}
+        self.trust_checked: dict[str, tuple[float, TrustModel | None]] = {}
         self.retrievers: dict[str, KeywordRetriever] = {}
         self.log = GenerationLog()
         self.http = httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=5.0))
@@ -162,12 +176,22 @@ class Gateway:
         return after
 
     def _champion(self, warehouse: str) -> TrustModel | None:
-        """The champion trust model recorded in the warehouse (cached by its file)."""
+        """The champion trust model recorded in the warehouse (cached by its file, looked up every 15 s at most:
+        each look holds the file briefly, and pipeline runs write to it)."""
         if not warehouse or not Path(warehouse).is_file():
             return None
+        checked, model = self.trust_checked.get(warehouse, (0.0, None))
+        if time.monotonic() - checked < 15.0:
+            return model
+        model = self._lookup_champion(warehouse)
+        self.trust_checked[warehouse] = (time.monotonic(), model)
+        return model
+
+    def _lookup_champion(self, warehouse: str) -> TrustModel | None:
         try:
-            _, rows = Warehouse(warehouse, lock_timeout_s=2).query(
-                "SELECT artifact_path FROM trust_models WHERE champion ORDER BY trained_at DESC LIMIT 1")  # fmt: skip
+            query = "SELECT artifact_path FROM trust_models WHERE champion ORDER BY trained_at DESC LIMIT 1"
+            with WAREHOUSE_LOCK:
+                _, rows = Warehouse(warehouse, lock_timeout_s=2).query(query)
         except PlatformError:
             return None
         if not rows:
