@@ -292,6 +292,27 @@ def guard_scan(args: argparse.Namespace) -> None:
     _emit(args, result, "\n".join(lines))
 
 
+def feedback_ingest(args: argparse.Namespace) -> int:
+    from ai_platform.feedback.ingest import ingest_file
+    from ai_platform.warehouse import Warehouse
+
+    warehouse = Warehouse(_warehouse_path(args))
+    reports, errors = [], []
+    for name in args.files:  # one unreadable file does not stop the others; it makes the exit 1
+        try:
+            reports.append(ingest_file(Path(name), warehouse))
+        except PlatformError as exc:
+            errors.append({"file": name, "error": str(exc)})
+            print(f"error: {exc}", file=sys.stderr)
+    lines = []
+    for report in reports:  # quarantined rows are a result, not a failure: they are reported
+        lines.append(report.summary())
+        lines += [f"  {count:>8}  {reason}" for reason, count in report.reasons.items()]
+    if reports or args.json:
+        _emit(args, {"files": [r.to_dict() for r in reports], "errors": errors}, "\n".join(lines))
+    return 1 if errors else 0
+
+
 def _home(args: argparse.Namespace) -> Path:
     home = getattr(args, "home", None) or os.environ.get("AI_PLATFORM_HOME")
     if not home:
@@ -433,6 +454,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--injection-model", metavar="DIR", default=os.environ.get("AI_PLATFORM_INJECTION_MODEL") or None,
                    help="a local Hugging Face text-classification model for a second injection score "
                         "(default: $AI_PLATFORM_INJECTION_MODEL)")  # fmt: skip
+
+    feedback = areas.add_parser("feedback", help="reviewer labels").add_subparsers(dest="command", required=True)
+    p = command(feedback, "ingest", feedback_ingest,
+                "validate label files (CSV, JSONL, Parquet) into the warehouse; bad rows are quarantined")  # fmt: skip
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--warehouse", help="the DuckDB file (default: $AI_PLATFORM_HOME/warehouse.duckdb)")
 
     p = areas.add_parser("serve", help="the gateway", description="the gateway: prompts as functions, OpenAI API")
     p.set_defaults(handler=serve)

@@ -51,17 +51,9 @@ class ServingError(PlatformError):
     """vLLM could not be started, did not become healthy, or failed a request."""
 
 
-class StageNotBuiltError(PlatformError):
-    """A pipeline stage whose issue has not landed yet.
-
-    Raised at materialization so a run fails loudly instead of pretending.
-    """
-
-    def __init__(self, stage: str, issue: int) -> None:
-        self.stage = stage
-        self.issue = issue
-        super().__init__(f"stage '{stage}' is not built yet (tracked in issue {issue}); nothing was produced")
-
-
 class QuantizationError(PlatformError):
     """Quantization could not run: bad calibration data, inputs that fail re-verification, a crashed workload."""
+
+
+class FeedbackError(PlatformError):
+    """A label file cannot be ingested as a whole: unreadable, undeclared encoding, no usable header."""

@@ -2,7 +2,18 @@
 
 import dagster as dg
 
-from ai_platform.errors import StageNotBuiltError
+from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
+from ai_platform.feedback.inbox import scan
+from ai_platform.feedback.ingest import ingest
+from ai_platform.trust.train import train
+from ai_platform.warehouse import Warehouse
+from assets.resources import PlatformRepoResource
+
+BEATS_SINGLE_FEATURE = dg.AssetCheckSpec(
+    "beats_best_single_feature",
+    asset="trust_model",
+    description="The trained model's holdout AUC is above the best single feature's (else it is not worth using).",
+)
 
 
 @dg.asset(
@@ -11,8 +22,21 @@ from ai_platform.errors import StageNotBuiltError
     owners=["team:legal-review"],
     description="Label files from the inbox, validated row by row; bad rows quarantined with file, line, reason.",
 )
-def feedback_labels() -> dg.MaterializeResult:
-    raise StageNotBuiltError("feedback_labels", issue=9)
+def feedback_labels(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
+    platform = platform_repo.platform()
+    inbox = platform.inbox_path
+    files = scan(inbox, settle_s=0).files if inbox.is_dir() else []  # the run was asked for: take what is there
+    reports = ingest([inbox / f.name for f in files], Warehouse(platform.warehouse_path))
+    for report in reports:
+        context.log.info(report.summary())
+    rows = [dg.TableRecord({"file": r.file, "rows_in": r.rows_in, "accepted": r.accepted,
+                            "quarantined": r.quarantined, "duplicates": r.duplicates}) for r in reports]  # fmt: skip
+    totals = {k: sum(getattr(r, k) for r in reports) for k in ("rows_in", "accepted", "quarantined", "duplicates")}
+    version = sha256_hex(canonical_json(sorted([r.sha256, r.accepted] for r in reports)))
+    return dg.MaterializeResult(
+        metadata={**totals, "files": len(reports), "inbox": str(inbox), "per_file": dg.MetadataValue.table(rows)},
+        data_version=dg.DataVersion(version),
+    )
 
 
 @dg.asset(
@@ -20,7 +44,40 @@ def feedback_labels() -> dg.MaterializeResult:
     group_name="feedback",
     kinds={"scikitlearn", "duckdb"},
     owners=["team:ml-platform"],
+    check_specs=[BEATS_SINGLE_FEATURE],
     description="A calibrated classifier of trustworthy generations; champion only if it beats the incumbent.",
 )
-def trust_model() -> dg.MaterializeResult:
-    raise StageNotBuiltError("trust_model", issue=9)
+def trust_model(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
+    platform = platform_repo.platform()
+    trained = train(Warehouse(platform.warehouse_path), ArtifactStore(platform.artifacts_path))
+    m = trained.metrics
+    singles = "\n".join(f"| {name} | {auc:.3f} |" for name, auc in sorted(m["single_feature_auc"].items(),
+                                                                          key=lambda kv: -kv[1]))  # fmt: skip
+    check = dg.AssetCheckResult(
+        check_name=BEATS_SINGLE_FEATURE.name,
+        passed=m["auc"] > m["best_single_feature_auc"],
+        metadata={
+            "auc": m["auc"],
+            "best_single_feature": m["best_single_feature"],
+            "best_single_feature_auc": m["best_single_feature_auc"],
+        },
+    )
+    incumbent = trained.champion_metrics
+    return dg.MaterializeResult(
+        metadata={
+            "version": trained.model.version,
+            "promoted": trained.promoted,
+            "auc": m["auc"],
+            "brier": m["brier"],
+            "ece": m["ece"],
+            "best_single_feature": m["best_single_feature"],
+            "best_single_feature_auc": m["best_single_feature_auc"],
+            "champion_auc_on_same_holdout": incumbent["auc"] if incumbent else "none (first model)",
+            "labels": trained.examples,
+            "holdout": m["holdout"],
+            "single_feature_auc": dg.MetadataValue.md("| feature | AUC |\n|---|---:|\n" + singles),
+            "coefficients": dg.MetadataValue.json(dict(zip(trained.model.features, trained.model.coef, strict=True))),
+        },
+        check_results=[check],
+        data_version=dg.DataVersion(trained.model.version),
+    )

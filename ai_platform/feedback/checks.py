@@ -1,0 +1,77 @@
+"""What makes a staged row a good label: one SQL projection, the same for every format.
+
+`row_checks(source)` turns rows of (line, generation_id, reviewer, label, comment,
+labeled_at, problem, raw), all text, into cleaned values, a parsed labeled_at,
+the key as one hash, and the first reason the row is bad (NULL when it is good).
+It runs where the rows are parsed, so for DuckDB's CSV reader it streams with
+the parse; only the check that needs the warehouse (unknown generation ids)
+runs later, in validate.py.
+"""
+
+from __future__ import annotations
+
+from ai_platform.feedback.formats import LABELS
+
+# Reasons are fixed strings so analysts can GROUP BY them; the raw text shows the value.
+WRONG_WIDTH = "wrong number of fields"
+BAD_QUOTING = "malformed CSV quoting"
+FIELD_TOO_LONG = "field longer than 131072 characters"  # Python's csv limit (the exact reader only)
+NOT_JSON = "not valid JSON"
+NOT_OBJECT = "not a JSON object"
+UNKNOWN_FIELD = "unknown field"
+NOT_TEXT = "field is not a string"
+MISSING = "missing {}"
+UNKNOWN_LABEL = "unknown label"
+NO_ZONE = "labeled_at has no time zone"
+NOT_ISO = "labeled_at is not an ISO 8601 timestamp"
+FUTURE = "labeled_at is in the future"
+UNKNOWN_GENERATION = "unknown generation_id"
+CONFLICT = "conflicts with an earlier label (same generation_id, reviewer, labeled_at)"
+
+# ISO 8601 / RFC 3339 date-time: T or space, minutes required, seconds and fraction optional,
+# and a zone: Z or an offset. Upper-cased first, so t and z pass too. DuckDB alone would
+# read a naive time as UTC and a bare date as midnight: both are refused instead.
+_TIME = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?"
+ZONED = _TIME + r"(Z|[+-]\d{2}(:?\d{2})?)"
+NAIVE = _TIME
+
+
+def _trimmed(column: str) -> str:
+    """Without surrounding spaces (spreadsheets pad values); trim() only where needed, it is the slow part."""
+    return f"nullif(CASE WHEN {column} LIKE ' %' OR {column} LIKE '% ' THEN trim({column}) ELSE {column} END, '')"
+
+
+def row_checks(source: str) -> str:
+    """A SELECT over `source` (a table name or a parenthesized query) giving the checked rows."""
+    labels = ", ".join(f"'{label}'" for label in LABELS)
+    return f"""
+WITH cleaned AS (
+    SELECT line, problem, raw,
+           {_trimmed("generation_id")} AS generation_id,
+           {_trimmed("reviewer")} AS reviewer,
+           lower({_trimmed("label")}) AS label,
+           CASE WHEN trim(comment) <> '' THEN comment END AS comment,
+           upper({_trimmed("labeled_at")}) AS stamp
+    FROM {source}
+), parsed AS (
+    SELECT *,
+           regexp_full_match(stamp, '{ZONED}') AS zoned,
+           CASE WHEN zoned THEN try_cast(stamp AS TIMESTAMPTZ) END AS labeled_at
+    FROM cleaned
+)
+SELECT line, generation_id, reviewer, label, comment, labeled_at,
+       hash(generation_id, reviewer, labeled_at) AS k,  -- the key, as one number to group by
+       CASE
+           WHEN problem IS NOT NULL THEN problem
+           WHEN generation_id IS NULL THEN '{MISSING.format("generation_id")}'
+           WHEN reviewer IS NULL THEN '{MISSING.format("reviewer")}'
+           WHEN label IS NULL THEN '{MISSING.format("label")}'
+           WHEN label NOT IN ({labels}) THEN '{UNKNOWN_LABEL}'
+           WHEN stamp IS NULL THEN '{MISSING.format("labeled_at")}'
+           WHEN NOT zoned AND regexp_full_match(stamp, '{NAIVE}') THEN '{NO_ZONE}'
+           WHEN labeled_at IS NULL THEN '{NOT_ISO}'
+           WHEN labeled_at > now() + INTERVAL 1 DAY THEN '{FUTURE}'
+       END AS reason,
+       raw
+FROM parsed
+"""

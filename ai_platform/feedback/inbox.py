@@ -1,0 +1,110 @@
+"""The inbox folder: which label files are there, and which are new since last time.
+
+The inbox sensor (sensors/inbox.py) keeps a cursor of the files it has seen as
+(name, size, mtime_ns, sha256). A file is hashed only when its size or mtime
+changed, and it counts as new when its sha256 was not seen: ingestion is keyed
+by content too, so a renamed copy of a seen file asks for nothing. A file
+modified within the last few seconds is left for a later tick, so a reviewer's
+copy or the gateway's write is not taken half done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import astuple, dataclass
+from pathlib import Path
+
+import yaml
+
+from ai_platform.config import PlatformConfig, parse
+from ai_platform.errors import ConfigError, FeedbackError
+from ai_platform.feedback.formats import FORMATS
+from ai_platform.platform_repo import git
+
+SETTLE_S = 5.0
+
+
+@dataclass(frozen=True)
+class InboxFile:
+    name: str  # relative to the inbox, with /
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Scan:
+    files: list[InboxFile]  # settled label files, by name
+    settling: list[str]  # label files modified within SETTLE_S: next tick
+
+    def cursor(self) -> str:
+        return json.dumps([astuple(f) for f in self.files], separators=(",", ":"))
+
+    def new_since(self, cursor: str | None) -> list[InboxFile]:
+        seen = {f.sha256 for f in files_in(cursor)}
+        return [f for f in self.files if f.sha256 not in seen]
+
+
+def files_in(cursor: str | None) -> list[InboxFile]:
+    """The files a cursor remembers; an unreadable cursor remembers none (everything is new again, harmlessly)."""
+    try:
+        return [InboxFile(str(n), int(s), int(m), str(h)) for n, s, m, h in json.loads(cursor or "[]")]
+    except (ValueError, TypeError):
+        return []
+
+
+def inbox_path(repo: Path, home: Path, ref: str) -> Path:
+    """platform.yaml's feedback.inbox at `ref`, under the platform home unless absolute."""
+    text = git(repo, "show", f"{ref}:platform.yaml").decode("utf-8", "replace")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"platform.yaml at {ref}: invalid YAML: {exc}") from None
+    config = parse(PlatformConfig, data, Path(f"platform.yaml at {ref}"))
+    inbox = Path(config.feedback.inbox).expanduser()
+    return inbox if inbox.is_absolute() else home / inbox
+
+
+def scan(inbox: Path, cursor: str | None = None, *, now: float | None = None, settle_s: float = SETTLE_S) -> Scan:
+    """The label files under `inbox` (hidden files and folders skipped), reusing the cursor's hashes."""
+    known = {f.name: f for f in files_in(cursor)}
+    now = time.time() if now is None else now
+    files, settling = [], []
+    for path in sorted(inbox.rglob("*")):
+        relative = path.relative_to(inbox)
+        if any(part.startswith(".") for part in relative.parts) or path.suffix.lower() not in FORMATS:
+            continue
+        try:
+            stat = path.stat()
+        except OSError:  # gone between listing and stat: not there
+            continue
+        if not path.is_file():
+            continue
+        name = relative.as_posix()
+        if now - stat.st_mtime < settle_s:
+            settling.append(name)
+            continue
+        before = known.get(name)
+        if before is not None and (before.size, before.mtime_ns) == (stat.st_size, stat.st_mtime_ns):
+            files.append(before)
+            continue
+        try:
+            files.append(InboxFile(name, stat.st_size, stat.st_mtime_ns, _sha256(path)))
+        except OSError as exc:
+            raise FeedbackError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return Scan(files, settling)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def run_key(files: list[InboxFile]) -> str:
+    """The same new files ask for the same run, however often a tick sees them."""
+    return hashlib.sha256("\n".join(sorted(f.sha256 for f in files)).encode()).hexdigest()

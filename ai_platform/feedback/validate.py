@@ -1,0 +1,145 @@
+"""Set-based validation of staged label rows, and the writes, in one warehouse transaction.
+
+Every staged row ends in exactly one of: feedback_labels (accepted),
+feedback_quarantine (with its reason), or counted as a duplicate of a label
+already stored (same generation_id, reviewer, labeled_at, label and comment).
+The same key with a different label or comment is a conflict, quarantined: a
+reviewer who changes their mind writes a new labeled_at.
+
+All of it is SQL over the whole file at once (no per-row Python): the row
+checks ran with the parse (checks.py); here unknown ids are an anti-join with
+`generations`, duplicates a group-by on the key's hash and a join with what is
+stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from ai_platform.feedback.checks import CONFLICT, UNKNOWN_GENERATION
+from ai_platform.feedback.readers import Staging
+
+# The one check that needs the warehouse: is the generation known? The rows left are the
+# valid ones (rare sets like this one are anti-joined: cheap against a 1M-row scan).
+UNKNOWN = """
+CREATE OR REPLACE TEMP TABLE fb_unknown AS
+SELECT line FROM fb_stage s
+WHERE reason IS NULL AND NOT EXISTS (SELECT 1 FROM generations g WHERE g.generation_id = s.generation_id)
+"""
+VALID = """
+CREATE OR REPLACE TEMP VIEW fb_valid AS
+SELECT * FROM fb_stage s
+WHERE reason IS NULL AND NOT EXISTS (SELECT 1 FROM fb_unknown u WHERE u.line = s.line)
+"""
+
+# Keys seen more than once in this file are rare: find them by a one-column hash first,
+# then rank only those rows. Later copies of the first are duplicates; others conflict.
+REPEATS = """
+CREATE OR REPLACE TEMP TABLE fb_repeats AS
+WITH suspects AS (
+    SELECT line, generation_id, reviewer, labeled_at, label, comment
+    FROM fb_valid
+    WHERE k IN (SELECT k FROM fb_valid GROUP BY k HAVING count(*) > 1)
+), ranked AS (
+    SELECT line, label, comment,
+           first_value(line) OVER w AS first_line,
+           first_value(label) OVER w AS first_label,
+           first_value(comment) OVER w AS first_comment
+    FROM suspects
+    WINDOW w AS (PARTITION BY generation_id, reviewer, labeled_at ORDER BY line
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+)
+SELECT line,
+       CASE WHEN label = first_label AND comment IS NOT DISTINCT FROM first_comment
+            THEN 'duplicate' ELSE 'conflict' END AS outcome
+FROM ranked WHERE line <> first_line
+"""
+
+# Valid rows whose key is already stored (from an earlier file): the same label and comment
+# make a duplicate, anything else a conflict.
+STORED = """
+CREATE OR REPLACE TEMP TABLE fb_stored AS
+SELECT c.line,
+       CASE WHEN bool_or(s.label = c.label AND s.comment IS NOT DISTINCT FROM c.comment)
+            THEN 'duplicate' ELSE 'conflict' END AS outcome
+FROM fb_valid c
+JOIN feedback_labels s
+  ON s.generation_id = c.generation_id AND s.reviewer = c.reviewer AND s.labeled_at = c.labeled_at
+GROUP BY c.line
+"""
+
+# A stored label decides over the first copy in this file.
+OUTCOMES = """
+CREATE OR REPLACE TEMP TABLE fb_outcomes AS
+SELECT line, outcome FROM fb_stored
+UNION ALL
+SELECT line, outcome FROM fb_repeats r WHERE NOT EXISTS (SELECT 1 FROM fb_stored s WHERE s.line = r.line)
+"""
+
+INSERT = """
+INSERT INTO feedback_labels
+    (generation_id, reviewer, label, comment, labeled_at, source_file, source_line, source_sha256)
+SELECT generation_id, reviewer, label, comment, labeled_at, $file, line, $sha
+FROM fb_valid c
+WHERE NOT EXISTS (SELECT 1 FROM fb_outcomes o WHERE o.line = c.line)
+"""
+
+# Everything quarantined: bad rows, unknown generations, conflicts.
+BAD = f"""
+CREATE OR REPLACE TEMP TABLE fb_bad AS
+SELECT line, reason, raw FROM fb_stage WHERE reason IS NOT NULL
+UNION ALL
+SELECT s.line, '{UNKNOWN_GENERATION}', s.raw FROM fb_stage s JOIN fb_unknown USING (line)
+UNION ALL
+SELECT s.line, '{CONFLICT}', s.raw FROM fb_stage s JOIN fb_outcomes o USING (line) WHERE o.outcome = 'conflict'
+"""
+
+QUARANTINE = """
+INSERT INTO feedback_quarantine (source_file, source_sha256, source_line, reason, raw)
+SELECT $file, $sha, b.line, b.reason, coalesce(b.raw, r.raw)
+FROM fb_bad b LEFT JOIN fb_raw r USING (line)
+"""
+
+
+@dataclass(frozen=True)
+class Counts:
+    rows_in: int
+    accepted: int
+    quarantined: int
+    duplicates: int
+    reasons: dict[str, int]
+
+
+def write(con: duckdb.DuckDBPyConnection, staging: Staging, source_file: str, sha256: str) -> Counts:
+    """Validate the staged rows and write them; `con` is inside the file's one transaction."""
+    con.register("fb_stage", staging.table)  # temp tables and views go with the connection
+    con.execute(UNKNOWN)
+    con.execute(VALID)
+    con.execute(REPEATS)
+    con.execute(STORED)
+    con.execute(OUTCOMES)
+    outcomes = dict(con.execute("SELECT outcome, count(*) FROM fb_outcomes GROUP BY outcome").fetchall())
+    duplicates = outcomes.get("duplicate", 0)
+    params = {"file": source_file, "sha": sha256}
+    (accepted,) = con.execute(INSERT, params).fetchone() or (0,)
+
+    con.execute(BAD)
+    (rows_in,) = con.execute("SELECT count(*) FROM fb_stage").fetchone() or (0,)
+    (invalid,) = con.execute("SELECT count(*) FROM fb_bad").fetchone() or (0,)
+    lines = con.execute("SELECT line FROM fb_bad WHERE raw IS NULL ORDER BY line").fetchnumpy()["line"]
+    lines = np.asarray(lines, dtype=np.int64)
+    raw = pa.table({"line": pa.array(lines, pa.int64()), "raw": pa.array(staging.raw_of(lines), pa.string())})
+    con.register("fb_raw", raw)
+    (quarantined,) = con.execute(QUARANTINE, params).fetchone() or (0,)
+    reasons = dict(con.execute("SELECT reason, count(*) FROM fb_bad GROUP BY reason ORDER BY 2 DESC, 1").fetchall())
+
+    # Conservation, from independent counts: what the inserts reported against what was read.
+    if quarantined != invalid:
+        raise AssertionError(f"quarantined {quarantined} rows of {invalid} bad ones")
+    if rows_in != accepted + quarantined + duplicates:
+        raise AssertionError(f"rows in {rows_in} != {accepted} accepted + {quarantined} quarantined + {duplicates} dup")
+    return Counts(rows_in, accepted, quarantined, duplicates, reasons)
