@@ -24,15 +24,15 @@ from ai_platform.feedback.checks import CONFLICT, UNKNOWN_GENERATION
 from ai_platform.feedback.readers import Staging
 
 # The one check that needs the warehouse: is the generation known? The rows left are the
-# valid ones (rare sets like this one are anti-joined: cheap against a 1M-row scan).
+# valid ones, copied once out of Arrow (every scan of an Arrow table converts its strings).
 UNKNOWN = """
 CREATE OR REPLACE TEMP TABLE fb_unknown AS
 SELECT line FROM fb_stage s
 WHERE reason IS NULL AND NOT EXISTS (SELECT 1 FROM generations g WHERE g.generation_id = s.generation_id)
 """
 VALID = """
-CREATE OR REPLACE TEMP VIEW fb_valid AS
-SELECT * FROM fb_stage s
+CREATE OR REPLACE TEMP TABLE fb_valid AS
+SELECT line, generation_id, reviewer, label, comment, labeled_at, k FROM fb_stage s
 WHERE reason IS NULL AND NOT EXISTS (SELECT 1 FROM fb_unknown u WHERE u.line = s.line)
 """
 
@@ -88,14 +88,17 @@ FROM fb_valid c
 WHERE NOT EXISTS (SELECT 1 FROM fb_outcomes o WHERE o.line = c.line)
 """
 
-# Everything quarantined: bad rows, unknown generations, conflicts.
+# Everything quarantined, in one scan: bad rows, unknown generations, conflicts.
 BAD = f"""
 CREATE OR REPLACE TEMP TABLE fb_bad AS
-SELECT line, reason, raw FROM fb_stage WHERE reason IS NOT NULL
-UNION ALL
-SELECT s.line, '{UNKNOWN_GENERATION}', s.raw FROM fb_stage s JOIN fb_unknown USING (line)
-UNION ALL
-SELECT s.line, '{CONFLICT}', s.raw FROM fb_stage s JOIN fb_outcomes o USING (line) WHERE o.outcome = 'conflict'
+SELECT s.line, s.raw,
+       CASE WHEN s.reason IS NOT NULL THEN s.reason
+            WHEN u.line IS NOT NULL THEN '{UNKNOWN_GENERATION}'
+            ELSE '{CONFLICT}' END AS reason
+FROM fb_stage s
+LEFT JOIN fb_unknown u USING (line)
+LEFT JOIN (SELECT line FROM fb_outcomes WHERE outcome = 'conflict') c USING (line)
+WHERE s.reason IS NOT NULL OR u.line IS NOT NULL OR c.line IS NOT NULL
 """
 
 QUARANTINE = """
