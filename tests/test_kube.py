@@ -82,3 +82,22 @@ def test_gpu_step_job_renders_offline_and_validates(tmp_path: Path) -> None:
     assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "2"}
     assert pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
     assert pod["tolerations"][0]["effect"] == "NoSchedule"
+
+
+def test_kubernetes_profile_is_read_from_the_tracked_branch(tmp_path: Path) -> None:
+    """The code location picks k8s_job_executor and GPU step tags from platform.yaml on the branch, not the tree."""
+    import subprocess
+    import sys
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "platform.yaml").write_text(PLATFORM)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@x", "commit",
+                                                             "-qm", "k8s"]):  # fmt: skip
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    (repo / "platform.yaml").write_text("name: acme\n")  # uncommitted: not what the branch says
+    probe = "import assets.execution as e; print(e.KUBERNETES, sorted(e.GPU_STEP_TAGS))"
+    env = {"AI_PLATFORM_REPO": str(repo), "AI_PLATFORM_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parent.parent).stdout  # fmt: skip
+    assert out.strip() == "True ['dagster-k8s/config']"
