@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,10 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write under a temp name unique to this process and thread, then rename: readers see all or nothing."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
 
@@ -45,7 +47,7 @@ class ArtifactStore:
         digest = sha256_hex(data)
         path = self.blob_path(digest)
         if not path.exists():
-            _atomic_write(path, data)
+            atomic_write(path, data)
         return digest
 
     def put_json(self, value: Any) -> str:
@@ -61,7 +63,7 @@ class ArtifactStore:
         return json.loads(path.read_bytes())
 
     def set_ref(self, stage: str, partition: str, record: dict[str, Any]) -> None:
-        _atomic_write(self.root / "refs" / stage / f"{partition}.json", canonical_json(record))
+        atomic_write(self.root / "refs" / stage / f"{partition}.json", canonical_json(record))
 
     def ref(self, stage: str, partition: str) -> dict[str, Any]:
         path = self.root / "refs" / stage / f"{partition}.json"

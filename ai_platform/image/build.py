@@ -25,8 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ai_platform.artifacts import canonical_json, sha256_hex
-from ai_platform.image.layout import Descriptor, ImageError, OciLayout, _atomic_write
+from ai_platform.artifacts import atomic_write, canonical_json, sha256_hex
+from ai_platform.image.layout import Descriptor, ImageError, OciLayout
 from ai_platform.image.tarball import Entry, write_layer
 
 LAYER = "application/vnd.oci.image.layer.v1.tar"
@@ -88,7 +88,7 @@ class _Cache:
         self.entries[key] = {"digest": descriptor.digest, "size": descriptor.size}
 
     def save(self) -> None:
-        _atomic_write(self.path, canonical_json(self.entries))
+        atomic_write(self.path, canonical_json(self.entries))
 
 
 def _layer(layout: OciLayout, entries: list[Entry], mtime: int, known: dict[str, str]) -> Descriptor:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ai_platform.artifacts import canonical_json, sha256_hex
+from ai_platform.artifacts import atomic_write, canonical_json, sha256_hex
 from ai_platform.errors import PlatformError
 
 MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -53,12 +53,6 @@ class Descriptor:
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> Descriptor:
         return cls(value["mediaType"], value["digest"], value["size"], value.get("annotations"))
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 class BlobWriter:
@@ -109,7 +103,7 @@ class OciLayout:
     def _init(self) -> None:
         (self.root / "blobs" / "sha256").mkdir(parents=True, exist_ok=True)
         if not (self.root / "oci-layout").is_file():
-            _atomic_write(self.root / "oci-layout", b'{"imageLayoutVersion":"1.0.0"}')
+            atomic_write(self.root / "oci-layout", b'{"imageLayoutVersion":"1.0.0"}')
 
     def blob_path(self, digest: str) -> Path:
         algorithm, _, hex_digest = digest.partition(":")
@@ -136,7 +130,7 @@ class OciLayout:
         digest = f"sha256:{sha256_hex(data)}"
         path = self.blob_path(digest)
         if not path.is_file():
-            _atomic_write(path, data)
+            atomic_write(path, data)
             self.count_written(len(data))
         return Descriptor(media_type, digest, len(data), annotations)
 
@@ -194,4 +188,4 @@ class OciLayout:
             fcntl.flock(lock, fcntl.LOCK_EX)
             index = self._read_index()
             yield index
-            _atomic_write(self.root / "index.json", canonical_json(index))
+            atomic_write(self.root / "index.json", canonical_json(index))

@@ -8,10 +8,11 @@ second), so a switch is one rename.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from ai_platform.artifacts import atomic_write
 
 COLORS = ("blue", "green")
 
@@ -72,8 +73,4 @@ def load_all(home: Path) -> dict[str, ModelState]:
 
 
 def save(home: Path, state: ModelState) -> None:
-    folder = state_dir(home)
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{state.model}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(state.to_json(), indent=2), encoding="utf-8")
-    os.replace(tmp, folder / f"{state.model}.json")
+    atomic_write(state_dir(home) / f"{state.model}.json", json.dumps(state.to_json(), indent=2).encode("utf-8"))
