@@ -75,6 +75,19 @@ def test_rebuild_after_a_small_change_writes_that_layer_config_and_manifest_only
     assert second.bytes_written == files["size"] + second.manifest["config"]["size"] + manifest_size
 
 
+def test_kernel_copy_and_plain_copy_store_the_same_bytes(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kernel = make(OciLayout(tmp_path / "kernel"), model, known_sha256=known(model))
+    monkeypatch.delattr("os.copy_file_range")  # a kernel or platform without it
+    plain = make(OciLayout(tmp_path / "plain"), model, known_sha256=known(model))
+    assert plain.digest == kernel.digest
+    for layer in kernel.manifest["layers"]:
+        stored = (tmp_path / "kernel/blobs/sha256" / layer["digest"].removeprefix("sha256:")).read_bytes()
+        assert f"sha256:{hashlib.sha256(stored).hexdigest()}" == layer["digest"]
+        assert stored == (tmp_path / "plain/blobs/sha256" / layer["digest"].removeprefix("sha256:")).read_bytes()
+
+
 def test_weights_that_differ_from_the_verified_hash_are_refused(model: Path, tmp_path: Path) -> None:
     hashes = known(model)
     hashes["model.safetensors"] = "0" * 64

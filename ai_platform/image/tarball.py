@@ -1,5 +1,5 @@
-"""Reproducible tar layers, streamed: headers from `tarfile`, file bytes copied straight
-from disk into the blob writer (hashed on the way), never staged in a temp file.
+"""Reproducible tar layers, streamed: headers from `tarfile`, file bytes copied by the
+kernel from disk into the blob (hashed as stored), never staged in a temp file.
 
 Every header is normalized: a fixed mtime (the source commit's time), uid/gid 0,
 empty user and group names, mode 0644 for files and 0755 for folders, entries
@@ -9,18 +9,20 @@ in the order given (the builder sorts them). Nothing of the build host leaks in.
 from __future__ import annotations
 
 import hashlib
+import os
 import tarfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 BLOCK = 512
-CHUNK = 8 * 1024 * 1024
 
 
 class Sink(Protocol):
     def write(self, data: bytes | memoryview) -> int: ...
+
+    def copy_from(self, source: BinaryIO, size: int, also: hashlib._Hash | None = None) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -69,17 +71,11 @@ def write_layer(sink: Sink, entries: list[Entry], mtime: int, hash_contents: boo
             content.update(entry.data)
             sink.write(entry.data)
         else:
-            copied = 0
             with entry.source.open("rb", buffering=0) as f:  # type: ignore[union-attr]
-                buffer = bytearray(CHUNK)
-                view = memoryview(buffer)
-                while n := f.readinto(buffer):
-                    if hash_contents:
-                        content.update(view[:n])
-                    sink.write(view[:n])
-                    copied += n
-            if copied != size:
-                raise OSError(f"{entry.source}: changed size while being packed ({size} -> {copied} bytes)")
+                copied = sink.copy_from(f, size, content if hash_contents else None)
+                now = os.fstat(f.fileno()).st_size
+            if copied != size or now != size:
+                raise OSError(f"{entry.source}: changed size while being packed ({size} -> {max(copied, now)} bytes)")
         if hash_contents:
             digests[entry.name] = content.hexdigest()
         if size % BLOCK:
