@@ -13,14 +13,12 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 RETRYABLE = {429, 500, 502, 503, 504}
-OnReply = Callable[[int, "Reply"], None]
 
 
 @dataclass
@@ -92,19 +90,12 @@ async def _case(client: httpx.AsyncClient, gate: asyncio.Semaphore, url: str, ca
 
 
 async def _run(base_url: str, cases: list[tuple[str, dict[str, Any]]], concurrency: int, timeout_s: float,
-               retries: int, on_reply: OnReply | None) -> list[Reply]:  # fmt: skip
+               retries: int) -> list[Reply]:  # fmt: skip
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s), limits=limits) as client:
         gate = asyncio.Semaphore(concurrency)
         url = f"{base_url.rstrip('/')}/v1/chat/completions"
-
-        async def one(index: int, case_id: str, body: dict[str, Any]) -> Reply:
-            reply = await _case(client, gate, url, case_id, body, timeout_s, retries)
-            if on_reply:
-                on_reply(index, reply)
-            return reply
-
-        return await asyncio.gather(*(one(i, cid, b) for i, (cid, b) in enumerate(cases)))
+        return await asyncio.gather(*(_case(client, gate, url, cid, b, timeout_s, retries) for cid, b in cases))
 
 
 def streamed(body: dict[str, Any]) -> dict[str, Any]:
@@ -113,11 +104,7 @@ def streamed(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_cases(base_url: str, cases: list[tuple[str, dict[str, Any]]], *, concurrency: int, timeout_s: float,
-              retries: int, on_reply: OnReply | None = None) -> list[Reply]:  # fmt: skip
-    """Send every (case id, request body), at most `concurrency` at a time; replies in case order.
-
-    `on_reply(index, reply)` is called as each case finishes, so work on replies can
-    overlap with the generation still running (it must be quick: it runs on the loop).
-    """
+              retries: int) -> list[Reply]:  # fmt: skip
+    """Send every (case id, request body), at most `concurrency` at a time; replies in case order."""
     bodies = [(cid, streamed(b)) for cid, b in cases]
-    return asyncio.run(_run(base_url, bodies, concurrency, timeout_s, retries, on_reply))
+    return asyncio.run(_run(base_url, bodies, concurrency, timeout_s, retries))

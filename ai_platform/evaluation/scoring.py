@@ -12,10 +12,11 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from ai_platform.evaluation.client import Reply, run_cases
-from ai_platform.evaluation.coherence import Coherence, coherence
+from ai_platform.evaluation.coherence import coherence
 from ai_platform.evaluation.injection import injection_score
 from ai_platform.evaluation.pii import find_pii
 from ai_platform.evaluation.recall import task_recall
@@ -86,13 +87,14 @@ Scored = tuple[list[Reply], list[CaseScore]]
 
 def run_and_score(base_url: str, cases: list[dict[str, Any]], inputs: list[str], bodies: list[dict[str, Any]],
                   schema: dict[str, Any] | None, *, concurrency: int, timeout_s: float, retries: int,
-                  injection: Callable[[str], float] = injection_score) -> Scored:  # fmt: skip
-    """Send every case and score it; embeddings for coherence are computed while the server generates."""
-    overlap = Coherence(inputs)
+                  injection: Callable[[str], float] = injection_score,
+                  embedding_cache: Path | None = None) -> Scored:  # fmt: skip
+    """Send every case and score it; the inputs' embeddings for coherence come from `embedding_cache`
+    when this eval set was embedded before."""
     replies = run_cases(base_url, [(c["id"], b) for c, b in zip(cases, bodies, strict=True)],
-                        concurrency=concurrency, timeout_s=timeout_s, retries=retries,
-                        on_reply=lambda index, reply: overlap.add(index, reply.content))  # fmt: skip
-    return replies, score(cases, inputs, replies, schema, injection, cosines=overlap.result())
+                        concurrency=concurrency, timeout_s=timeout_s, retries=retries)  # fmt: skip
+    cosines = coherence(inputs, [r.content for r in replies], embedding_cache)
+    return replies, score(cases, inputs, replies, schema, injection, cosines=cosines)
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -156,7 +156,8 @@ def evaluate(snap: SpecSnapshot, base_url: str, role: str, image_digest: str, bu
     started = datetime.now(UTC)
     replies, scores = run_and_score(base_url, cases, inputs, bodies, document["output_schema"],
                                     concurrency=canary.concurrency, timeout_s=canary.timeout_s,
-                                    retries=canary.retries, injection=injection)  # fmt: skip
+                                    retries=canary.retries, injection=injection,
+                                    embedding_cache=platform.artifacts_path / "embeddings")  # fmt: skip
     finished = datetime.now(UTC)
     version = ArtifactStore(platform.artifacts_path).put_bytes(canonical_json(document))
     return EvalRun(uuid.uuid4().hex, role, image_digest, bundle_digest, cases, document["name"], version, scores,
