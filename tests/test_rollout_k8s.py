@@ -7,14 +7,16 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import kubernetes_validate
 import pytest
 import yaml
 from conftest import MODEL
 
+from ai_platform.artifacts import ArtifactStore
 from ai_platform.config import load_platform
-from ai_platform.rollout.kubernetes import render
+from ai_platform.rollout.kubernetes import canary_manifests, candidate_server, render
 
 CRDS = {("keda.sh/v1alpha1", "ScaledObject"), ("monitoring.coreos.com/v1", "PodMonitor"),
         ("monitoring.coreos.com/v1", "PrometheusRule")}  # fmt: skip
@@ -72,6 +74,31 @@ def test_render_cli_writes_one_file_per_manifest(demo_repo: Path, tmp_path: Path
         manifest = yaml.safe_load(path.read_text())
         if (manifest["apiVersion"], manifest["kind"]) not in CRDS:
             kubernetes_validate.validate(manifest, "1.35.0", strict=True)
+
+
+def test_the_canary_candidate_has_its_own_deployment_and_service_that_users_never_reach(demo_repo: Path) -> None:
+    platform = load_platform(demo_repo)
+    spec = platform.model(MODEL)
+    candidate, own = canary_manifests(platform, spec, f"registry.example.com/ml/{MODEL}@{DIGEST}", DIGEST)
+    for manifest in (candidate, own):
+        kubernetes_validate.validate(manifest, "1.35.0", strict=True)
+        assert manifest["metadata"]["name"] == f"{MODEL}-canary-{'ab' * 6}"
+    assert candidate["spec"]["replicas"] == 1
+    assert "ai-platform/bundle" not in candidate["metadata"]["annotations"]  # the eval sends the prompts
+    pods = candidate["spec"]["template"]["metadata"]["labels"]
+    assert all(pods.get(k) == v for k, v in own["spec"]["selector"].items())
+    users = next(m for m in rendered(demo_repo) if m["kind"] == "Service")["spec"]["selector"]
+    assert not all(pods.get(k) == v for k, v in users.items())  # the model's Service never selects the candidate
+
+
+def test_a_prompt_only_canary_on_kubernetes_uses_the_live_service(demo_repo: Path, tmp_path: Path) -> None:
+    platform = load_platform(demo_repo, home=tmp_path)
+    snap = SimpleNamespace(platform=platform, spec=platform.model(MODEL))
+    ArtifactStore(platform.artifacts_path).set_ref("k8s_rollout", MODEL, {"color": "green", "image": DIGEST})
+    logged: list[str] = []
+    with candidate_server(snap, DIGEST, log=logged.append) as url:  # same weights: no cluster call at all
+        assert url == f"http://{MODEL}.{platform.config.kubernetes.namespace}.svc.cluster.local"
+    assert "live green Service" in logged[0]
 
 
 @pytest.mark.k8s

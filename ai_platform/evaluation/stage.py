@@ -32,6 +32,7 @@ from ai_platform.prompts import bundle
 from ai_platform.prompts.render import render_messages, request_body
 from ai_platform.prompts.stage import bundle_repository
 from ai_platform.rollout import state as rollout_state
+from ai_platform.rollout.kubernetes import candidate_server
 from ai_platform.serving.vllm import SERVE_PYTHON, launch
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
@@ -118,9 +119,14 @@ def serving(snap: SpecSnapshot, image_digest: str, log: Log) -> Iterator[str]:
     """A server for the image: the live color when it already serves these exact weights, else a new one.
 
     A prompt-only change is evaluated on the live server (no vLLM start, which takes
-    ~50 s here): the weights are the same bytes, only the requests differ.
+    ~50 s here): the weights are the same bytes, only the requests differ. On
+    Kubernetes the server is a candidate Deployment (or the live Service).
     """
     platform, model = snap.platform, snap.spec.name
+    if platform.config.execution.target == "kubernetes":
+        with candidate_server(snap, image_digest, log=log) as base_url:
+            yield base_url
+        return
     live = rollout_state.load(platform.home, model).live
     if live and live.image == image_digest and _healthy(live.base_url):
         log(f"evaluating on the live {live.color} server ({image_digest[:19]}): same weights, no new vLLM")
@@ -164,11 +170,12 @@ def evaluate(snap: SpecSnapshot, base_url: str, role: str, image_digest: str, bu
                    [r.content for r in replies], aggregate(scores), started, finished)  # fmt: skip
 
 
-def live_champion(warehouse: Warehouse, model: str) -> tuple[str, str] | None:
+def live_champion(warehouse: Warehouse, model: str, target: str) -> tuple[str, str] | None:
+    """What users are served on this execution target (an embedded and a cluster rollout are separate lines)."""
     _, rows = warehouse.query(
-        "SELECT image_digest, bundle_digest FROM deployments WHERE model = ? AND status = 'live'"
+        "SELECT image_digest, bundle_digest FROM deployments WHERE model = ? AND target = ? AND status = 'live'"
         " ORDER BY started_at DESC LIMIT 1",
-        [model],
+        [model, target],
     )
     return (rows[0][0], rows[0][1]) if rows and rows[0][1] else None
 
@@ -177,7 +184,7 @@ def run_canary(snap: SpecSnapshot, warehouse: Warehouse, log: Log) -> CanaryResu
     store = ArtifactStore(snap.platform.artifacts_path)
     image = store.ref("model_image", snap.spec.name)["digest"]
     prompts = store.ref("prompt_bundle", snap.spec.name)["digest"]
-    live = live_champion(warehouse, snap.spec.name)
+    live = live_champion(warehouse, snap.spec.name, snap.platform.config.execution.target)
     champion_needed = live is not None and live != (image, prompts)
     with serving(snap, image, log) as base_url:
         candidate = evaluate(snap, base_url, "challenger", image, prompts)

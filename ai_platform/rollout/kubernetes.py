@@ -5,27 +5,31 @@ our OCI model image as an image volume, KEP-4639), a Service whose selector
 names the live color, a KEDA ScaledObject on `vllm:kv_cache_usage_perc`, a
 PodMonitor, and PrometheusRule alerts. A rollout applies the idle color, waits
 for it to be ready, flips the Service selector, and keeps the old color for
-rollback.
+rollback. The canary eval runs against a candidate Deployment of its own.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ai_platform.artifacts import ArtifactStore
+from ai_platform.artifacts import ArtifactStore, MissingArtifactError
 from ai_platform.config import ModelSpec, Platform
 from ai_platform.errors import ServingError
 from ai_platform.image.stage import remote
 from ai_platform.kube import gpu_scheduling
-from ai_platform.rollout import state as rollout_state
+from ai_platform.rollout.state import record_live
 from ai_platform.serving.vllm import server_args
+from ai_platform.warehouse import Warehouse
 
 PORT = 8000
 MOUNT = "/model-image"
 MANAGER = "ai-platform"
+CANARY = "canary"
 Log = Callable[[str], None]
 
 
@@ -201,32 +205,114 @@ def pinned_image_ref(platform: Platform, model: str, digest: str) -> str:
     return f"{where.host}/{where.repository}@{digest}"
 
 
+def live_rollout(platform: Platform, model: str) -> dict[str, Any] | None:
+    """The color and image the model's Service routes to, as the last rollout left them (None: never rolled out)."""
+    try:
+        return ArtifactStore(platform.artifacts_path).ref("k8s_rollout", model)
+    except MissingArtifactError:
+        return None
+
+
+def service_url(name: str, namespace: str) -> str:
+    """A Service's in-cluster address: the canary step runs in the cluster (k8s_job_executor), so it resolves."""
+    return f"http://{name}.{namespace}.svc.cluster.local"
+
+
 def apply_rollout(snap: Any, image: str, bundle: str, *, log: Log, timeout_s: float = 1800.0) -> dict[str, Any]:
     """Server-side apply the idle color, wait until ready, flip the Service, keep the old color for rollback."""
-    from kubernetes import client, config, dynamic
+    from kubernetes import client
 
     platform, spec = snap.platform, snap.spec
-    state = rollout_state.load(platform.home, spec.name)
-    color = state.idle_color
+    current = live_rollout(platform, spec.name)
+    color = "green" if current and current["color"] == "blue" else "blue"
     ref = pinned_image_ref(platform, spec.name, image)
-    config.load_config()
-    api = dynamic.DynamicClient(client.ApiClient())
-    manifests = render(platform, spec, ref, bundle, color, live=state.live.color if state.live else color)
+    api = _client()
+    manifests = render(platform, spec, ref, bundle, color, live=current["color"] if current else color)
     service_manifest = manifests.pop(2)
     for manifest in manifests:
         _apply(api, manifest)
-    apps = client.AppsV1Api()
-    deadline = time.monotonic() + timeout_s
     name, ns = f"{spec.name}-{color}", platform.config.kubernetes.namespace
-    while (status := apps.read_namespaced_deployment_status(name, ns).status).ready_replicas != status.replicas:
-        if time.monotonic() > deadline:
-            raise ServingError(f"{name} not ready after {timeout_s:.0f}s; the Service still routes to the old color")
-        time.sleep(5)
+    _wait_ready(client.AppsV1Api(), name, ns, timeout_s, "the Service still routes to the old color")
     service_manifest["spec"]["selector"]["ai-platform/color"] = color
     _apply(api, service_manifest)
     log(f"{spec.name}: Service now routes to {color} ({ref})")
     ArtifactStore(platform.artifacts_path).set_ref("k8s_rollout", spec.name, {"color": color, "image": image})
+    endpoint = service_url(spec.name, ns)
+    with Warehouse(platform.warehouse_path).write() as con:
+        record_live(con, deployment_id=uuid.uuid4().hex, model=spec.name, target="kubernetes", color=color,
+                    image=image, bundle=bundle, reason="canary passed", endpoint=endpoint)  # fmt: skip
     return {"color": color, "image": image, "bundle": bundle, "image_ref": ref, "namespace": ns}
+
+
+def canary_manifests(platform: Platform, spec: ModelSpec, image_ref: str, digest: str) -> list[dict[str, Any]]:
+    """The candidate alone: one replica and a ClusterIP Service of its own. Its color label is
+    `canary-<digest>`, so the model's Service, which selects blue or green, never sends users to it."""
+    color = f"{CANARY}-{digest.removeprefix('sha256:')[:12]}"
+    candidate = deployment(platform, spec, color, image_ref, bundle="")
+    candidate["metadata"]["annotations"].pop("ai-platform/bundle")  # the eval sends the prompts
+    candidate["spec"]["replicas"] = 1
+    own = service(platform, spec, color)
+    own["metadata"]["name"] = f"{spec.name}-{color}"
+    own["metadata"]["labels"] = labels(spec.name, color)
+    return [candidate, own]
+
+
+@contextmanager
+def candidate_server(snap: Any, image: str, *, log: Log, timeout_s: float = 1800.0) -> Iterator[str]:
+    """The base URL of image `image` serving in the cluster, for the canary eval.
+
+    The live Service when it already serves these weights (a prompt-only change);
+    otherwise a candidate Deployment and Service, applied, waited on until ready, and
+    deleted afterwards, pass or fail.
+    """
+    from kubernetes import client
+
+    platform, spec = snap.platform, snap.spec
+    ns = platform.config.kubernetes.namespace
+    current = live_rollout(platform, spec.name)
+    if current and current["image"] == image:
+        log(f"evaluating on the live {current['color']} Service ({image[:19]}): same weights, no new Deployment")
+        yield service_url(spec.name, ns)
+        return
+    manifests = canary_manifests(platform, spec, pinned_image_ref(platform, spec.name, image), image)
+    name = manifests[0]["metadata"]["name"]
+    api = _client()
+    try:
+        for manifest in manifests:
+            _apply(api, manifest)
+        log(f"candidate Deployment {ns}/{name} applied; waiting until ready")
+        _wait_ready(client.AppsV1Api(), name, ns, timeout_s, "the candidate was not evaluated")
+        yield service_url(name, ns)
+    finally:
+        for manifest in reversed(manifests):
+            _delete(api, manifest)
+        log(f"candidate Deployment {ns}/{name} deleted")
+
+
+def _client() -> Any:
+    from kubernetes import client, config, dynamic
+
+    config.load_config()
+    return dynamic.DynamicClient(client.ApiClient())
+
+
+def _wait_ready(apps: Any, name: str, namespace: str, timeout_s: float, consequence: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while (status := apps.read_namespaced_deployment_status(name, namespace).status).ready_replicas != status.replicas:
+        if time.monotonic() > deadline:
+            raise ServingError(f"{namespace}/{name} not ready after {timeout_s:.0f}s; {consequence}")
+        time.sleep(5)
+
+
+def _delete(api: Any, manifest: dict[str, Any]) -> None:
+    from kubernetes.client.exceptions import ApiException
+
+    resource = api.resources.get(api_version=manifest["apiVersion"], kind=manifest["kind"])
+    try:
+        resource.delete(name=manifest["metadata"]["name"], namespace=manifest["metadata"]["namespace"])
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
 
 
 def _apply(api: Any, manifest: dict[str, Any]) -> None:

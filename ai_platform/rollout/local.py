@@ -27,7 +27,7 @@ from ai_platform.prompts import bundle as prompt_bundle
 from ai_platform.prompts.render import request_body
 from ai_platform.prompts.stage import bundle_repository
 from ai_platform.rollout.notify import notify
-from ai_platform.rollout.state import Color, ModelState, load, save
+from ai_platform.rollout.state import Color, ModelState, load, record_live, save
 from ai_platform.serving.vllm import SERVE_PYTHON, launch, stop_pid
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
@@ -89,15 +89,10 @@ def _warm(color: Color, snap: SpecSnapshot, documents: dict[str, dict], count: i
             client.post(f"{color.base_url}/v1/chat/completions", json=body).raise_for_status()
 
 
-def _record(warehouse: Warehouse, snap: SpecSnapshot, new: Color, old: Color | None, reason: str) -> None:
+def _record(warehouse: Warehouse, snap: SpecSnapshot, new: Color, reason: str) -> None:
     with warehouse.write() as con:
-        if old is not None:
-            con.execute("UPDATE deployments SET status = 'retired', ended_at = now() WHERE deployment_id = ?",
-                        [old.deployment_id])  # fmt: skip
-        con.execute("INSERT INTO deployments (deployment_id, model, target, color, image_digest, bundle_digest,"
-                    " status, reason, endpoint) VALUES (?, ?, 'embedded', ?, ?, ?, 'live', ?, ?)",
-                    [new.deployment_id, snap.spec.name, new.color, new.image, new.bundle, reason,
-                     new.base_url])  # fmt: skip
+        record_live(con, deployment_id=new.deployment_id, model=snap.spec.name, target="embedded", color=new.color,
+                    image=new.image, bundle=new.bundle, reason=reason, endpoint=new.base_url)  # fmt: skip
 
 
 def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary passed",
@@ -119,7 +114,7 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
         state = replace(state, live=new, previous=live)
         save(home, state)
         _reload_gateway(home, log)
-        _record(warehouse, snap, new, live, f"{reason}: prompt bundle reloaded, vLLM not restarted")
+        _record(warehouse, snap, new, f"{reason}: prompt bundle reloaded, vLLM not restarted")
         notify(f"{model}: prompts {bundle[:19]} live on {new.color} (image {image[:19]}, no restart)", log)
         return Rollout(state, "prompts", None, True)
 
@@ -146,7 +141,7 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
         drained = _drain(home, live, log)
         stop_pid(live.pid)
         log(f"{live.color} ({live.image[:19]}) drained and stopped")
-    _record(warehouse, snap, new, live, reason)
+    _record(warehouse, snap, new, reason)
     notify(f"{model}: {image[:19]} live on {color} ({reason}); switch took {switch_s * 1000:.0f} ms", log)
     return Rollout(state, "model", switch_s, drained)
 
