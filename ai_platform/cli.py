@@ -207,6 +207,7 @@ def _layout_and_tag(text: str) -> tuple[Path, str | None]:
 
 
 def image_build(args: argparse.Namespace) -> None:
+    from ai_platform.image.base import fetch
     from ai_platform.image.build import build
     from ai_platform.image.layout import OciLayout
     from ai_platform.image.stage import iso
@@ -218,8 +219,9 @@ def image_build(args: argparse.Namespace) -> None:
     layout = OciLayout(args.out)
     mtime = args.mtime if args.mtime is not None else int(os.environ.get("SOURCE_DATE_EPOCH", "0"))
     started = time.monotonic()
+    base = fetch(layout, args.base) if args.base else None
     built = build(layout, model_dir, name, created=iso(mtime), mtime=mtime, tags=[args.tag],
-                  annotations={"org.opencontainers.image.title": name})  # fmt: skip
+                  annotations={"org.opencontainers.image.title": name}, base=base)  # fmt: skip
     result = {"digest": built.digest, "layout": str(layout.root), "tag": args.tag, "layers": built.layers,
               "bytes_written": built.bytes_written, "seconds": round(time.monotonic() - started, 3)}  # fmt: skip
     reused = sum(layer["reused"] for layer in built.layers)
@@ -430,6 +432,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--name", help="files go under /models/NAME/ (default: the folder's name)")
     p.add_argument("--tag", default="latest")
     p.add_argument("--mtime", type=int, help="file times, seconds since the epoch (default: $SOURCE_DATE_EPOCH or 0)")
+    p.add_argument("--base", metavar="REF@sha256:DIGEST",
+                   help="an image to stand on, e.g. busybox for a KServe modelcar (pulled into LAYOUT)")  # fmt: skip
     transfers = (
         ("push", image_push, "push LAYOUT[:TAG] to REF over the distribution API"),
         ("pull", image_pull, "pull REF into LAYOUT[:TAG], every blob checked"),

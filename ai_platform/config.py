@@ -184,6 +184,19 @@ class Quantization(Strict):
     max_kl_divergence: float = Field(default=0.01, ge=0.0)
 
 
+class ImageSpec(Strict):
+    """How the model image is packed.
+
+    `base`: an image whose layers go under the model's, named by digest so the build
+    stays reproducible (an index digest is fine: its linux/amd64 image is used). A
+    KServe modelcar needs one with a shell, e.g. busybox: KServe runs the image as a
+    sidecar whose shell links its /models into the serving container and sleeps. Unset:
+    the model files alone, which is all a Kubernetes image volume needs.
+    """
+
+    base: str | None = Field(default=None, pattern=r"^\S+@sha256:[0-9a-f]{64}$")
+
+
 class Serving(Strict):
     max_model_len: int = Field(default=2048, ge=64)
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
@@ -235,6 +248,7 @@ class ModelSpec(Strict):
     verification: Verification = Field(default_factory=Verification)
     quantization: Quantization = Field(default_factory=Quantization)
     serving: Serving = Field(default_factory=Serving)
+    image: ImageSpec = Field(default_factory=ImageSpec)
     prompts: list[Annotated[str, Field(pattern=PROMPT_NAME)]] = Field(min_length=1)
     canary: Canary
 

@@ -105,3 +105,10 @@ def test_model_names_are_dns_labels(repo: Path) -> None:
 def test_unknown_model_lists_known(repo: Path) -> None:
     with pytest.raises(ConfigError, match=r"no model 'nope'.*known: contract-reviewer"):
         load_platform(repo).model("nope")
+
+
+def test_an_image_base_must_be_pinned_by_digest(repo: Path) -> None:
+    spec = repo / "models/contract-reviewer.yaml"
+    spec.write_text(spec.read_text(encoding="utf-8") + "image:\n  base: docker.io/library/busybox:latest\n")
+    message = error_of(repo)
+    assert "image.base" in message and "sha256" in message

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
 import json
 import shutil
 import subprocess
@@ -13,9 +15,11 @@ from pathlib import Path
 import pytest
 from conftest import LocalRegistry
 
+from ai_platform.image.base import BASE_DIGEST, BASE_LAYERS, BASE_NAME, fetch
 from ai_platform.image.build import LAYER, build
 from ai_platform.image.layout import ImageError, OciLayout
-from ai_platform.image.registry import Reference, pull, push
+from ai_platform.image.registry import DOCKER_MANIFEST, Reference, RegistryClient, pull, push
+from ai_platform.image.unpack import unpack
 from ai_platform.weights import manifest as wm
 
 NAME = "contract-reviewer"
@@ -149,3 +153,90 @@ def test_bad_references_and_layouts_are_clear_errors(tmp_path: Path) -> None:
         Reference.parse("no-repository")
     with pytest.raises(ImageError, match="not an OCI image layout"):
         push(OciLayout(tmp_path / "missing"), None, Reference.parse("127.0.0.1:1/x/y:z"))
+
+
+def _push_base(registry: LocalRegistry, tmp_path: Path) -> tuple[str, str]:
+    """A stand-in for busybox as Docker Hub serves it: an index of Docker-typed manifests whose
+    one layer is gzipped and holds `bin/sh`. Returns the index's reference and the amd64 digest."""
+    layout = OciLayout(tmp_path / "base")
+    amd64 = ""
+    for arch in ("arm64", "amd64"):
+        raw = io.BytesIO()
+        with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            script = f"#!/bin/true {arch}\n".encode()
+            info = tarfile.TarInfo("bin/sh")
+            info.size, info.mode = len(script), 0o755
+            tar.addfile(info, io.BytesIO(script))
+        layer = layout.put_blob(
+            gzip.compress(raw.getvalue(), mtime=0), "application/vnd.docker.image.rootfs.diff.tar.gzip"
+        )
+        config = {"architecture": arch, "os": "linux", "config": {"Env": ["PATH=/bin"], "Cmd": ["sh"]},
+                  "rootfs": {"type": "layers", "diff_ids": [f"sha256:{hashlib.sha256(raw.getvalue()).hexdigest()}"]},
+                  "history": [{"created_by": "ADD rootfs"}]}  # fmt: skip
+        config_blob = layout.put_blob(json.dumps(config).encode(), "application/vnd.docker.container.image.v1+json")
+        manifest = {"schemaVersion": 2, "mediaType": DOCKER_MANIFEST, "config": config_blob.to_json(),
+                    "layers": [layer.to_json()]}  # fmt: skip
+        digest = layout.put_manifest(manifest, tags=[arch], media_type=DOCKER_MANIFEST).digest
+        push(layout, arch, Reference.parse(f"{registry.host}/library/busybox:{arch}"))
+        amd64 = digest if arch == "amd64" else amd64
+    entries = [{"mediaType": DOCKER_MANIFEST, "digest": layout.resolve(a).digest, "size": layout.resolve(a).size,
+                "platform": {"os": "linux", "architecture": a}} for a in ("arm64", "amd64")]  # fmt: skip
+    index = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+                        "manifests": entries}).encode()  # fmt: skip
+    index_digest = f"sha256:{hashlib.sha256(index).hexdigest()}"
+    client = RegistryClient(registry.host)
+    try:
+        client.request("PUT", f"/v2/library/busybox/manifests/{index_digest}", expect=(201,), content=index,
+                       headers={"Content-Type": "application/vnd.oci.image.index.v1+json"})  # fmt: skip
+    finally:
+        client.close()
+    return f"{registry.host}/library/busybox@{index_digest}", amd64
+
+
+def test_a_base_image_goes_under_the_model_for_a_kserve_modelcar(
+    model: Path, tmp_path: Path, registry: LocalRegistry
+) -> None:
+    needs("skopeo")
+    needs("umoci")
+    base_ref, amd64 = _push_base(registry, tmp_path)
+    layout = OciLayout(tmp_path / "layout")
+    base = fetch(layout, base_ref)  # an index digest: its linux/amd64 image
+    assert base.digest == amd64
+    assert base.layers[0].media_type == "application/vnd.oci.image.layer.v1.tar+gzip"  # renamed, same bytes
+    built = make(layout, model, base=base)
+    assert built.manifest["annotations"][BASE_NAME] == base_ref
+    assert (built.manifest["annotations"][BASE_DIGEST], built.manifest["annotations"][BASE_LAYERS]) == (amd64, "1")
+    assert built.manifest["layers"][0]["digest"] == base.layers[0].digest
+    config = json.loads(layout.read_blob(built.manifest["config"]["digest"]))
+    assert config["config"]["Cmd"] == ["sh"] and config["config"]["WorkingDir"] == f"/models/{NAME}"
+    assert config["rootfs"]["diff_ids"][0] == base.diff_ids[0] and len(config["history"]) == 4
+    again = OciLayout(tmp_path / "again")  # reproducible: a second layout, the base pulled afresh
+    assert make(again, model, base=fetch(again, base_ref)).digest == built.digest
+    assert fetch(layout, base_ref).digest == amd64  # already in the layout: not fetched again
+
+    ref = f"{registry.host}/modelcars/{NAME}:v1"
+    push(layout, "latest", Reference.parse(ref))
+    inspect = subprocess.run(["skopeo", "inspect", "--tls-verify=false", f"docker://{ref}"],
+                             capture_output=True, text=True, check=True)  # fmt: skip
+    assert json.loads(inspect.stdout)["Digest"] == built.digest
+    bundle = tmp_path / "bundle"
+    subprocess.run(["umoci", "unpack", "--rootless", "--image", f"{tmp_path / 'layout'}:latest", str(bundle)],
+                   capture_output=True, check=True)  # fmt: skip
+    assert (bundle / "rootfs/bin/sh").read_bytes() == b"#!/bin/true amd64\n"
+    for rel, sha in known(model).items():
+        assert hashlib.sha256((bundle / "rootfs/models" / NAME / rel).read_bytes()).hexdigest() == sha, rel
+
+    served = unpack(layout, built.digest, tmp_path / "serve")  # vLLM gets the model, not the base
+    assert served.name == NAME and not (served.parent.parent / "bin").exists()
+
+
+def test_a_base_must_be_pinned_and_fit_the_platform(tmp_path: Path, registry: LocalRegistry) -> None:
+    base_ref, _ = _push_base(registry, tmp_path)
+    layout = OciLayout(tmp_path / "layout")
+    with pytest.raises(ImageError, match="by digest"):
+        fetch(layout, f"{registry.host}/library/busybox:amd64")
+    arm64 = Reference.parse(f"{registry.host}/library/busybox:arm64")
+    pinned = pull(arm64, OciLayout(tmp_path / "probe")).digest
+    with pytest.raises(ImageError, match="linux/arm64 image, not linux/amd64"):
+        fetch(layout, f"{registry.host}/library/busybox@{pinned}")
+    assert base_ref.startswith(registry.host)

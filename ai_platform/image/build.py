@@ -7,7 +7,8 @@ image volume (KEP-4639) and works as a KServe modelcar:
   one for the rest       config, tokenizer, chat template, generation config
   one health check       a static script; the same layer in every image
 Prompts are not in the image: they travel in the prompt bundle, so a prompt
-change never makes a new model image.
+change never makes a new model image. With a base image (base.py) its layers
+come first and its runtime config (shell, Env) is kept; the manifest names it.
 
 With `known` sha256s (the verified manifest), a weight layer whose key
 (path, size, content sha256, mtime) was built before is reused without reading
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_platform.artifacts import atomic_write, canonical_json, sha256_hex
+from ai_platform.image.base import BASE_DIGEST, BASE_LAYERS, BASE_NAME, BaseImage
 from ai_platform.image.layout import Descriptor, ImageError, OciLayout
 from ai_platform.image.tarball import Entry, write_layer
 
@@ -113,8 +115,11 @@ def build(
     annotations: dict[str, str] | None = None,
     known_sha256: dict[str, str] | None = None,
     tags: list[str] | None = None,
+    base: BaseImage | None = None,
 ) -> Built:
-    """Pack `model_dir` as image `name`; `known_sha256` maps relative paths to their verified sha256."""
+    """Pack `model_dir` as image `name`; `known_sha256` maps relative paths to their verified sha256.
+
+    `base` (already in `layout`, see base.fetch) goes under the model's layers."""
     model_dir = Path(model_dir)
     start = layout.bytes_written
     root = f"models/{name}"
@@ -144,23 +149,39 @@ def build(
     layers.append(("health check", _layer(layout, check, mtime, {}), False))
     cache.save()
 
+    labels = dict(sorted((annotations or {}).items()))
+    runtime = {"WorkingDir": f"/{root}", "Labels": labels}
+    history = [{"created": created, "created_by": f"ai-platform image build: {title}"} for title, _, _ in layers]
+    notes = {"org.opencontainers.image.created": created, **(annotations or {})}
+    base_layers: list[Descriptor] = []
+    if base is not None:
+        # The base's runtime (Env, Entrypoint, Cmd, User) is what a modelcar runs; ours adds labels.
+        runtime = {**(base.config.get("config") or {}), **runtime,
+                   "Labels": {**((base.config.get("config") or {}).get("Labels") or {}), **labels}}  # fmt: skip
+        history = [*base.config.get("history", []), *history]
+        notes |= {BASE_NAME: base.name, BASE_DIGEST: base.digest, BASE_LAYERS: str(len(base.layers))}
+        base_layers = base.layers
     config = {
         "created": created,
         "architecture": "amd64",
         "os": "linux",
-        "config": {"WorkingDir": f"/{root}", "Labels": dict(sorted((annotations or {}).items()))},
-        "rootfs": {"type": "layers", "diff_ids": [d.digest for _, d, _ in layers]},
-        "history": [{"created": created, "created_by": f"ai-platform image build: {title}"} for title, _, _ in layers],
-    }
+        "config": runtime,
+        "rootfs": {"type": "layers",
+                   "diff_ids": [*(base.diff_ids if base else []), *(d.digest for _, d, _ in layers)]},
+        "history": history,
+    }  # fmt: skip
     config_blob = layout.put_blob(canonical_json(config), CONFIG)
     manifest = {
         "schemaVersion": 2,
         "mediaType": MANIFEST,
         "config": config_blob.to_json(),
-        "layers": [Descriptor(LAYER, d.digest, d.size, {TITLE: title}).to_json() for title, d, _ in layers],
-        "annotations": dict(sorted({"org.opencontainers.image.created": created, **(annotations or {})}.items())),
-    }
+        "layers": [*(d.to_json() for d in base_layers),
+                   *(Descriptor(LAYER, d.digest, d.size, {TITLE: title}).to_json() for title, d, _ in layers)],
+        "annotations": dict(sorted(notes.items())),
+    }  # fmt: skip
     short = sha256_hex(canonical_json(manifest))[:16]
     descriptor = layout.put_manifest(manifest, tags=[*(tags or []), f"sha-{short}"])
-    summary = [{"title": t, "digest": d.digest, "size": d.size, "reused": r} for t, d, r in layers]
+    summary = [{"title": f"base {base.name}", "digest": d.digest, "size": d.size, "reused": True}
+               for d in base_layers] if base else []  # fmt: skip
+    summary += [{"title": t, "digest": d.digest, "size": d.size, "reused": r} for t, d, r in layers]
     return Built(descriptor, manifest, summary, layout.bytes_written - start)

@@ -39,7 +39,10 @@ import httpx
 from ai_platform.image.layout import INDEX, MANIFEST, Descriptor, ImageError, OciLayout
 
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
-ACCEPT = ", ".join([MANIFEST, INDEX, DOCKER_MANIFEST])
+DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
+ACCEPT = ", ".join([MANIFEST, INDEX, DOCKER_MANIFEST, DOCKER_LIST])
+# Docker Hub's references say docker.io; its distribution API answers elsewhere.
+API_HOSTS = {"docker.io": "registry-1.docker.io", "index.docker.io": "registry-1.docker.io"}
 REFERENCE = re.compile(
     r"^(?P<host>[a-zA-Z0-9.-]+(?::\d+)?)/(?P<repo>[a-z0-9]+(?:[._/-][a-z0-9]+)*)"
     r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9._-]{0,127}))?(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
@@ -92,7 +95,7 @@ class Transfer:
 class RegistryClient:
     def __init__(self, host: str, *, insecure: bool = False, timeout_s: float = 300.0) -> None:
         scheme = "http" if insecure or _is_loopback(host) else "https"
-        self.base = f"{scheme}://{host}"
+        self.base = f"{scheme}://{API_HOSTS.get(host, host)}"
         self.http = httpx.Client(timeout=timeout_s, follow_redirects=True)
         self.username = os.environ.get("AI_PLATFORM_REGISTRY_USERNAME")
         self.password = os.environ.get("AI_PLATFORM_REGISTRY_PASSWORD")
@@ -247,19 +250,24 @@ def push(layout: OciLayout, tag: str | None, dest: Reference, *, insecure: bool 
     return result
 
 
-def pull(ref: Reference, layout: OciLayout, tag: str | None = None, *, insecure: bool = False) -> Transfer:
-    """Fetch a manifest and its blobs into a layout, every byte held to its digest."""
+def pull(ref: Reference, layout: OciLayout, tag: str | None = None, *, insecure: bool = False,
+         platform: tuple[str, str] | None = None) -> Transfer:  # fmt: skip
+    """Fetch a manifest and its blobs into a layout, every byte held to its digest.
+
+    An image index (multi-platform) is refused unless `platform` (os, architecture)
+    names the one of its manifests to fetch.
+    """
     client = RegistryClient(ref.host, insecure=insecure)
     try:
-        got = client.request("GET", f"/v2/{ref.repository}/manifests/{ref.target}", expect=(200,),
-                             headers={"Accept": ACCEPT})  # fmt: skip
-        body = got.content
+        body, media_type = _manifest(client, ref)
+        if media_type in (INDEX, DOCKER_LIST):
+            if platform is None:
+                raise ImageError(f"{ref}: an image index; pull one platform's manifest by digest")
+            ref = Reference(ref.host, ref.repository, digest=_platform_manifest(ref, json.loads(body), platform))
+            body, media_type = _manifest(client, ref)
+            if media_type in (INDEX, DOCKER_LIST):
+                raise ImageError(f"{ref}: an index inside an index; name the image manifest by digest")
         digest = f"sha256:{hashlib.sha256(body).hexdigest()}"
-        if digest != (ref.digest or got.headers.get("Docker-Content-Digest", digest)):
-            raise ImageError(f"{ref}: the manifest hashes to {digest}, not what the registry named")
-        media_type = got.headers.get("Content-Type", MANIFEST).split(";")[0]
-        if media_type == INDEX:
-            raise ImageError(f"{ref}: an image index; pull one platform's manifest by digest")
         manifest = json.loads(body)
         result = Transfer(digest)
         for blob in [manifest["config"], *manifest["layers"]]:
@@ -272,3 +280,23 @@ def pull(ref: Reference, layout: OciLayout, tag: str | None = None, *, insecure:
     finally:
         client.close()
     return result
+
+
+def _manifest(client: RegistryClient, ref: Reference) -> tuple[bytes, str]:
+    got = client.request("GET", f"/v2/{ref.repository}/manifests/{ref.target}", expect=(200,),
+                         headers={"Accept": ACCEPT})  # fmt: skip
+    body = got.content
+    digest = f"sha256:{hashlib.sha256(body).hexdigest()}"
+    if digest != (ref.digest or got.headers.get("Docker-Content-Digest", digest)):
+        raise ImageError(f"{ref}: the manifest hashes to {digest}, not what the registry named")
+    return body, got.headers.get("Content-Type", MANIFEST).split(";")[0]
+
+
+def _platform_manifest(ref: Reference, index: dict[str, Any], platform: tuple[str, str]) -> str:
+    for entry in index.get("manifests", []):
+        found = entry.get("platform") or {}
+        if (found.get("os"), found.get("architecture")) == platform:
+            return str(entry["digest"])
+    offered = sorted(f"{(e.get('platform') or {}).get('os')}/{(e.get('platform') or {}).get('architecture')}"
+                     for e in index.get("manifests", []))  # fmt: skip
+    raise ImageError(f"{ref}: the index has no {platform[0]}/{platform[1]} manifest (it has {', '.join(offered)})")

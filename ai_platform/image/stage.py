@@ -15,6 +15,7 @@ from typing import Any
 
 from ai_platform.artifacts import ArtifactStore, canonical_json
 from ai_platform.config import HubSource, Platform
+from ai_platform.image import base as image_base
 from ai_platform.image import build as image_build
 from ai_platform.image.layout import Descriptor, OciLayout
 from ai_platform.image.registry import Reference, Transfer, push
@@ -92,6 +93,7 @@ def build_model_image(snap: SpecSnapshot) -> ModelImage:
     known = {f["path"]: f["sha256"] for f in manifest["files"]}
     layout = local_registry(snap.platform, snap.spec.name)
     weights = snap.weights_commit or snap.commit
+    base = snap.spec.image.base
     built = image_build.build(
         layout,
         Path(quantized["folder"]),
@@ -101,6 +103,7 @@ def build_model_image(snap: SpecSnapshot) -> ModelImage:
         annotations=annotations(snap, quantized, raw),
         known_sha256=known,
         tags=["latest"],
+        base=image_base.fetch(layout, base, insecure=snap.platform.config.registry.insecure) if base else None,
     )
     pushed = publish(snap.platform, layout, snap.spec.name, built.descriptor)
     where = remote(snap.platform, snap.spec.name, f"sha-{built.digest.removeprefix('sha256:')[:16]}")

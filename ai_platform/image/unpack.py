@@ -2,7 +2,7 @@
 
 Every layer is streamed through tarfile's `data` extraction filter (no absolute
 paths, no `..`, no links out, no device files) while its bytes are hashed and
-held to the layer digest. The result appears under `<dest>/<digest>` only when
+held to the layer digest (a base image's layers are skipped). The result appears under `<dest>/<digest>` only when
 whole, so a later start never serves a half-unpacked model.
 """
 
@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 from typing import BinaryIO
 
+from ai_platform.image.base import BASE_LAYERS
 from ai_platform.image.layout import ImageError, OciLayout
 
 
@@ -45,7 +46,9 @@ def unpack(layout: OciLayout, digest: str, dest_root: Path) -> Path:
         tmp = Path(dest_root) / f".tmp-{uuid.uuid4().hex}"
         tmp.mkdir(parents=True)
         try:
-            for layer in manifest["layers"]:
+            # A base image's layers (a shell for KServe) are not the model: vLLM needs /models only.
+            skip = int((manifest.get("annotations") or {}).get(BASE_LAYERS, "0"))
+            for layer in manifest["layers"][skip:]:
                 with layout.blob_path(layer["digest"]).open("rb") as raw:
                     stream = _Hashing(raw)
                     with tarfile.open(fileobj=stream, mode="r|") as tar:  # type: ignore[call-overload]
