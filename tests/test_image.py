@@ -143,9 +143,13 @@ def test_chunked_push_and_verified_pull(model: Path, tmp_path: Path, registry: L
     # A blob corrupted at rest in the registry is caught on the way in.
     layer = built.manifest["layers"][1]["digest"].removeprefix("sha256:")
     data = registry.storage / "docker/registry/v2/blobs/sha256" / layer[:2] / layer / "data"
-    data.write_bytes(data.read_bytes()[:-1] + b"\x01")
-    with pytest.raises(ImageError, match="hashes to"):
-        pull(ref, OciLayout(tmp_path / "pulled-again"))
+    good = data.read_bytes()
+    data.write_bytes(good[:-1] + b"\x01")
+    try:
+        with pytest.raises(ImageError, match="hashes to"):
+            pull(ref, OciLayout(tmp_path / "pulled-again"))
+    finally:
+        data.write_bytes(good)  # the registry is the session's: later tests push and pull this blob too
 
 
 def test_bad_references_and_layouts_are_clear_errors(tmp_path: Path) -> None:

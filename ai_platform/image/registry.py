@@ -16,7 +16,10 @@ TLS is on by default; plain HTTP only for loopback hosts (as docker and skopeo
 treat them) or when asked. Credentials come from the environment
 (`AI_PLATFORM_REGISTRY_USERNAME` / `_PASSWORD` for basic auth and token
 requests, or `AI_PLATFORM_REGISTRY_TOKEN`), answer a Basic or Bearer
-challenge, and are never logged.
+challenge, and are never logged. A dropped connection or a 429/5xx answer
+starts that exchange (one blob or manifest) over, up to four times in all,
+honouring Retry-After; any other refusal fails at once, with the registry's
+own error text.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ import ipaddress
 import json
 import os
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +52,18 @@ REFERENCE = re.compile(
     r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9._-]{0,127}))?(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
 )
 CHUNK = 8 * 1024 * 1024
+# What a registry or the network may fail once: each exchange (a blob, a manifest) is tried
+# again from its start, after 0.5, 1, 2 s or the registry's Retry-After (at most 30 s).
+ATTEMPTS = 4
+TRANSIENT = {429, 500, 502, 503, 504}
+
+
+class TransientRegistryError(ImageError):
+    """The connection failed or the registry answered 429 or 5xx: the exchange is worth another try."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True)
@@ -109,20 +125,29 @@ class RegistryClient:
 
     def request(self, method: str, url: str, *, expect: tuple[int, ...], **kwargs: Any) -> httpx.Response:
         url = urljoin(self.base + "/", url)
+        given = dict(kwargs.pop("headers", {}) or {})
         for attempt in (0, 1):
-            headers = dict(kwargs.pop("headers", {}) or {})
-            if self.authorization:
-                headers["Authorization"] = self.authorization
+            headers = {**given, **self._auth_headers()}
             try:
                 response = self.http.request(method, url, headers=headers, **kwargs)
             except httpx.HTTPError as exc:
-                raise ImageError(f"{method} {url}: {type(exc).__name__}: {exc}") from None
+                raise TransientRegistryError(f"{method} {url}: {type(exc).__name__}: {exc}") from None
             if response.status_code == 401 and attempt == 0 and self._answer(response):
-                kwargs["headers"] = headers
                 continue
             if response.status_code not in expect:
-                raise ImageError(f"{method} {url}: HTTP {response.status_code}: {_error_text(response)}")
+                raise _refusal(f"{method} {url}", response)
             return response
+        raise AssertionError("unreachable")
+
+    def retrying(self, exchange: Callable[[], Any], what: str) -> Any:
+        """Run `exchange` (which must be safe to start over) until it succeeds, at most ATTEMPTS times."""
+        for attempt in range(ATTEMPTS):
+            try:
+                return exchange()
+            except TransientRegistryError as exc:
+                if attempt + 1 == ATTEMPTS:
+                    raise TransientRegistryError(f"{what}: gave up after {ATTEMPTS} attempts: {exc}") from None
+                time.sleep(min(exc.retry_after_s if exc.retry_after_s is not None else 0.5 * 2**attempt, 30.0))
         raise AssertionError("unreachable")
 
     def _answer(self, response: httpx.Response) -> bool:
@@ -147,9 +172,16 @@ class RegistryClient:
     # -- blobs
 
     def has_blob(self, repo: str, digest: str) -> bool:
-        return self.request("HEAD", f"/v2/{repo}/blobs/{digest}", expect=(200, 404)).status_code == 200
+        def head() -> httpx.Response:
+            return self.request("HEAD", f"/v2/{repo}/blobs/{digest}", expect=(200, 404))
+
+        return bool(self.retrying(head, f"HEAD blob {digest}").status_code == 200)
 
     def upload(self, repo: str, path: Path, digest: str, size: int, chunk_size: int | None = None) -> None:
+        """Upload a blob; a failed try starts a new upload session (the registry drops the old one)."""
+        self.retrying(lambda: self._upload(repo, path, digest, size, chunk_size), f"upload of blob {digest}")
+
+    def _upload(self, repo: str, path: Path, digest: str, size: int, chunk_size: int | None) -> None:
         started = self.request("POST", f"/v2/{repo}/blobs/uploads/", expect=(202,))
         location = urljoin(started.url.__str__(), started.headers["Location"])
         if chunk_size and size > chunk_size:
@@ -167,17 +199,24 @@ class RegistryClient:
         self.request("PUT", _with_digest(location, digest), expect=(201,), content=_stream(path), headers=headers)
 
     def fetch_blob(self, repo: str, digest: str, layout: OciLayout) -> int:
-        with self.http.stream("GET", urljoin(self.base + "/", f"/v2/{repo}/blobs/{digest}"),
-                              headers=self._auth_headers()) as response:  # fmt: skip
-            if response.status_code == 401 and self._answer(response):
-                return self.fetch_blob(repo, digest, layout)
-            if response.status_code != 200:
-                raise ImageError(f"GET blob {digest}: HTTP {response.status_code}")
-            with layout.blob_writer("application/octet-stream") as writer:
-                for part in response.iter_bytes(CHUNK):
-                    writer.write(part)
-                writer.commit(expect=digest)
-                return writer.size
+        return int(self.retrying(lambda: self._fetch_blob(repo, digest, layout), f"GET blob {digest}"))
+
+    def _fetch_blob(self, repo: str, digest: str, layout: OciLayout) -> int:
+        url = urljoin(self.base + "/", f"/v2/{repo}/blobs/{digest}")
+        try:
+            with self.http.stream("GET", url, headers=self._auth_headers()) as response:
+                if response.status_code == 401 and self._answer(response):
+                    return self._fetch_blob(repo, digest, layout)
+                if response.status_code != 200:
+                    response.read()
+                    raise _refusal(f"GET blob {digest}", response)
+                with layout.blob_writer("application/octet-stream") as writer:  # a torn download is discarded
+                    for part in response.iter_bytes(CHUNK):
+                        writer.write(part)
+                    writer.commit(expect=digest)
+                    return writer.size
+        except httpx.HTTPError as exc:
+            raise TransientRegistryError(f"GET blob {digest}: {type(exc).__name__}: {exc}") from None
 
     def _auth_headers(self) -> dict[str, str]:
         return {"Authorization": self.authorization} if self.authorization else {}
@@ -192,6 +231,14 @@ def _stream(path: Path) -> Iterator[bytes]:
     with path.open("rb") as f:
         while chunk := f.read(CHUNK):
             yield chunk
+
+
+def _refusal(what: str, response: httpx.Response) -> ImageError:
+    message = f"{what}: HTTP {response.status_code}: {_error_text(response)}"
+    if response.status_code not in TRANSIENT:
+        return ImageError(message)
+    retry_after = response.headers.get("Retry-After", "")
+    return TransientRegistryError(message, float(retry_after) if retry_after.isdigit() else None)
 
 
 def _error_text(response: httpx.Response) -> str:
@@ -233,15 +280,25 @@ def push(layout: OciLayout, tag: str | None, dest: Reference, *, insecure: bool 
             return blob, True
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            for blob, sent in pool.map(send, blobs):
+            futures = [pool.submit(send, blob) for blob in blobs]
+            try:
+                outcomes = [future.result() for future in futures]
+            except BaseException:  # one blob gave up: the rest are not started
+                for future in futures:
+                    future.cancel()
+                raise
+            for blob, sent in outcomes:
                 if sent:
                     result.blobs_sent += 1
                     result.bytes_sent += blob.size
                 else:
                     result.blobs_skipped += 1
                     result.skipped.append(blob.digest)
-        answer = client.request("PUT", f"/v2/{dest.repository}/manifests/{dest.target}", expect=(201,),
-                                content=manifest_bytes, headers={"Content-Type": source.media_type})  # fmt: skip
+        answer = client.retrying(
+            lambda: client.request("PUT", f"/v2/{dest.repository}/manifests/{dest.target}", expect=(201,),
+                                   content=manifest_bytes, headers={"Content-Type": source.media_type}),
+            f"PUT manifest {dest}",
+        )  # fmt: skip
         echoed = answer.headers.get("Docker-Content-Digest")
         if echoed and echoed != source.digest:
             raise ImageError(f"the registry stored the manifest as {echoed}, not {source.digest}")
@@ -283,8 +340,11 @@ def pull(ref: Reference, layout: OciLayout, tag: str | None = None, *, insecure:
 
 
 def _manifest(client: RegistryClient, ref: Reference) -> tuple[bytes, str]:
-    got = client.request("GET", f"/v2/{ref.repository}/manifests/{ref.target}", expect=(200,),
-                         headers={"Accept": ACCEPT})  # fmt: skip
+    got = client.retrying(
+        lambda: client.request("GET", f"/v2/{ref.repository}/manifests/{ref.target}", expect=(200,),
+                               headers={"Accept": ACCEPT}),
+        f"GET manifest {ref}",
+    )  # fmt: skip
     body = got.content
     digest = f"sha256:{hashlib.sha256(body).hexdigest()}"
     if digest != (ref.digest or got.headers.get("Docker-Content-Digest", digest)):
