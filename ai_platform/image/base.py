@@ -16,7 +16,7 @@ from typing import Any
 from ai_platform.image.layout import Descriptor, ImageError, OciLayout
 from ai_platform.image.registry import Reference, pull
 
-PLATFORM = ("linux", "amd64")
+PLATFORM = ("linux", "amd64")  # (os, architecture) of every model image: a base must match it
 OCI_TYPES = {
     "application/vnd.docker.image.rootfs.diff.tar": "application/vnd.oci.image.layer.v1.tar",
     "application/vnd.docker.image.rootfs.diff.tar.gzip": "application/vnd.oci.image.layer.v1.tar+gzip",

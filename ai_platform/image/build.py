@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_platform.artifacts import atomic_write, canonical_json, sha256_hex
-from ai_platform.image.base import BASE_DIGEST, BASE_LAYERS, BASE_NAME, BaseImage
+from ai_platform.image.base import BASE_DIGEST, BASE_LAYERS, BASE_NAME, PLATFORM, BaseImage
 from ai_platform.image.layout import Descriptor, ImageError, OciLayout
 from ai_platform.image.tarball import Entry, write_layer
 
@@ -163,8 +163,8 @@ def build(
         base_layers = base.layers
     config = {
         "created": created,
-        "architecture": "amd64",
-        "os": "linux",
+        "architecture": PLATFORM[1],
+        "os": PLATFORM[0],
         "config": runtime,
         "rootfs": {"type": "layers",
                    "diff_ids": [*(base.diff_ids if base else []), *(d.digest for _, d, _ in layers)]},
