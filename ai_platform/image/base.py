@@ -63,7 +63,7 @@ def read(layout: OciLayout, name: str, digest: str) -> BaseImage:
     config = json.loads(layout.read_blob(manifest["config"]["digest"]))
     where = f"image.base {name} ({digest[:19]})"
     if (config.get("os"), config.get("architecture")) != PLATFORM:
-        raise ImageError(f"{where}: a {config.get('os')}/{config.get('architecture')} image, not linux/amd64")
+        raise ImageError(f"{where}: a {config.get('os')}/{config.get('architecture')} image, not {'/'.join(PLATFORM)}")
     layers = []
     for layer in manifest.get("layers", []):
         media_type = OCI_TYPES.get(layer["mediaType"], layer["mediaType"])

@@ -156,8 +156,8 @@ def build(
     base_layers: list[Descriptor] = []
     if base is not None:
         # The base's runtime (Env, Entrypoint, Cmd, User) is what a modelcar runs; ours adds labels.
-        runtime = {**(base.config.get("config") or {}), **runtime,
-                   "Labels": {**((base.config.get("config") or {}).get("Labels") or {}), **labels}}  # fmt: skip
+        base_runtime = base.config.get("config") or {}
+        runtime = {**base_runtime, **runtime, "Labels": {**(base_runtime.get("Labels") or {}), **labels}}
         history = [*base.config.get("history", []), *history]
         notes |= {BASE_NAME: base.name, BASE_DIGEST: base.digest, BASE_LAYERS: str(len(base.layers))}
         base_layers = base.layers

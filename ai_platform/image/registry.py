@@ -284,8 +284,7 @@ def push(layout: OciLayout, tag: str | None, dest: Reference, *, insecure: bool 
             try:
                 outcomes = [future.result() for future in futures]
             except BaseException:  # one blob gave up: the rest are not started
-                for future in futures:
-                    future.cancel()
+                pool.shutdown(cancel_futures=True)
                 raise
             for blob, sent in outcomes:
                 if sent:
