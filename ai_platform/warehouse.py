@@ -103,6 +103,9 @@ class Warehouse:
         con = self._connect(read_only=False)
         try:
             self._migrate(con)
+            # Every commit checkpoints straight into the file. Left to the default, a commit
+            # under 16 MB goes to the WAL and the close copies it into the file again.
+            con.execute("SET checkpoint_threshold = '0 bytes'")
             con.begin()
             try:
                 yield con
