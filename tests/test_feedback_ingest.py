@@ -472,8 +472,9 @@ def test_a_label_key_stays_unique_across_files(tmp_path: Path) -> None:
     assert rows == [(30, 30)]
 
 
-def test_the_migration_keeps_existing_labels(tmp_path: Path) -> None:
-    """0004 rebuilds feedback_labels without its primary key; labels written before it survive."""
+def test_the_migrations_keep_existing_labels_and_quarantine(tmp_path: Path) -> None:
+    """0004 and 0005 rebuild feedback_labels and feedback_quarantine without their primary keys;
+    rows written before them survive."""
     path = tmp_path / "w.duckdb"
     con = duckdb.connect(str(path))
     from ai_platform.warehouse import migrations
@@ -486,10 +487,18 @@ def test_the_migration_keeps_existing_labels(tmp_path: Path) -> None:
                     [m.version, m.name, m.checksum])  # fmt: skip
     con.execute("INSERT INTO feedback_labels (generation_id, reviewer, label, labeled_at, source_file)"
                 " VALUES ('g', 'r', 'correct', TIMESTAMPTZ '2026-01-06 10:00:00+00', 'old.csv')")  # fmt: skip
+    con.execute("INSERT INTO feedback_quarantine (source_file, source_sha256, source_line, reason, raw)"
+                " VALUES ('old.csv', 'abc', 7, 'unknown label', 'g,r,meh,,2026-01-06')")  # fmt: skip
     con.close()
-    assert 4 in Warehouse(path).migrate()
+    assert Warehouse(path).migrate()[:2] == [4, 5]
     _, rows = Warehouse(path).query("SELECT generation_id, source_file, source_sha256 FROM feedback_labels")
     assert rows == [("g", "old.csv", None)]
+    columns = "source_file, source_sha256, source_line, reason, raw"
+    _, rows = Warehouse(path).query(f"SELECT {columns} FROM feedback_quarantine")
+    assert rows == [("old.csv", "abc", 7, "unknown label", "g,r,meh,,2026-01-06")]
+    _, rows = Warehouse(path).query("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'feedback_quarantine'"
+                                    " AND constraint_type = 'PRIMARY KEY'")  # fmt: skip
+    assert rows == [(0,)]
     _, rows = Warehouse(path).query("SELECT count(*) FROM label_summary")  # the views still bind
     assert rows == [(0,)]
 
