@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -20,7 +21,7 @@ import pytest
 
 from ai_platform.demo.repo import _label_files
 from ai_platform.errors import FeedbackError
-from ai_platform.feedback import formats
+from ai_platform.feedback import formats, readers
 from ai_platform.feedback.formats import FIELDS
 from ai_platform.feedback.ingest import FileReport, ingest, ingest_file
 from ai_platform.feedback.readers import read_csv
@@ -501,6 +502,27 @@ def test_the_migrations_keep_existing_labels_and_quarantine(tmp_path: Path) -> N
     assert rows == [(0,)]
     _, rows = Warehouse(path).query("SELECT count(*) FROM label_summary")  # the views still bind
     assert rows == [(0,)]
+
+
+def test_a_parse_started_before_the_file_changed_is_not_used(tmp_path: Path) -> None:
+    """The DuckDB parse starts before the file is read and hashed; if the file changes in
+    between (here: same size, same layout, other values), the staged rows are those hashed."""
+    head = "generation_id,reviewer,label,comment,labeled_at\n"
+    path = tmp_path / "labels.csv"
+    path.write_text(head + "gen-001,ana,correct,,2026-01-02T10:00:00Z\n")
+    early = readers.EarlyParse.start(path)
+    assert early is not None
+    early.result()  # it has parsed the first version
+    path.write_text(head + "gen-002,ana,correct,,2026-01-02T10:00:00Z\n")
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))  # coarse clocks
+    staging = readers.stage(formats.read(path), early)
+    assert staging.reader == "duckdb"
+    assert staging.table.column("generation_id").to_pylist() == ["gen-002"]
+
+    unchanged = readers.EarlyParse.start(path)  # the usual case: its parse is the one used
+    assert unchanged is not None and unchanged.parses(formats.read(path), list(FIELDS))
+    assert readers.stage(formats.read(path), unchanged).table.column("generation_id").to_pylist() == ["gen-002"]
 
 
 def random_csv(rng: random.Random) -> bytes:

@@ -55,13 +55,18 @@ def ingest(paths: Iterable[Path], warehouse: Warehouse) -> list[FileReport]:
 
 def ingest_file(path: Path, warehouse: Warehouse, *, exact_csv: bool = False) -> FileReport:
     """One file. `exact_csv` forces the Python CSV reader (the tests compare it with DuckDB's)."""
-    file = formats.read(path)
+    early = None if exact_csv or formats.label_format(path) != ("csv", None) else readers.EarlyParse.start(path)
+    try:
+        file = formats.read(path)
+        with warehouse.write() as con:
+            seen = _seen(con, path, file.sha256)
+        if seen is not None:
+            return seen
+        staging = readers.read_csv(file, exact=True) if exact_csv else readers.stage(file, early)
+    finally:
+        if early is not None:
+            early.close()
     source = str(path.resolve())
-    with warehouse.write() as con:
-        seen = _seen(con, path, file.sha256)
-    if seen is not None:
-        return seen
-    staging = readers.read_csv(file, exact=True) if exact_csv else readers.stage(file)
     with warehouse.write() as con:
         seen = _seen(con, path, file.sha256)  # another process may have ingested it meanwhile
         if seen is not None:

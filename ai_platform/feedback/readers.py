@@ -14,9 +14,11 @@ is tried first and checks its own work; any doubt sends the file to the second.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -62,9 +64,10 @@ class Staging:
     raw_of: Callable[[np.ndarray], list[str]]
 
 
-def stage(file: LabelFile) -> Staging:
+def stage(file: LabelFile, early: EarlyParse | None = None) -> Staging:
+    """`early`: the CSV parse started before the file was read (EarlyParse.start), if any."""
     if file.format == "csv":
-        return read_csv(file)
+        return read_csv(file, early=early)
     if file.format == "jsonl":
         return read_jsonl(file)
     return read_parquet(file)
@@ -89,9 +92,9 @@ def _no_raw(lines: np.ndarray) -> list[str]:
 # ---------------------------------------------------------------- CSV
 
 
-def read_csv(file: LabelFile, *, exact: bool = False) -> Staging:
+def read_csv(file: LabelFile, *, exact: bool = False, early: EarlyParse | None = None) -> Staging:
     """Stage a CSV file; `exact` skips the DuckDB reader (the tests compare the two)."""
-    staged = None if exact else _fast_csv(file)
+    staged = None if exact else _fast_csv(file, early)
     return staged if staged is not None else _python_csv(file)
 
 
@@ -101,19 +104,20 @@ class _Parsed:
     rejects: list[tuple[int, str, bool]]  # (DuckDB's chunk number, its text, only a wrong width?)
 
 
-def _fast_csv(file: LabelFile) -> Staging | None:
+def _fast_csv(file: LabelFile, early: EarlyParse | None = None) -> Staging | None:
     """DuckDB parses, numpy finds where records start; None when either has doubts."""
-    header = _first_line(file)
+    header = _first_line(file.path, file.text[file.text_start : file.text_start + 65536])
     if header is None:
         return None
     names = header_columns(file.path, header)
     if file.text is file.data and b"\r" not in file.data:
         # DuckDB can read the file as it is on disk (it skips a BOM itself): parse while
         # numpy finds the layout. Both release the GIL, so they overlap on two cores.
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            parsing = pool.submit(_duckdb_parse, file.path, names, 0)
+        if early is None or not early.parses(file, names):
+            early = EarlyParse(file.path, names, file.signature)
+        with early:
             layout = analyze(file.text, file.text_start)
-            parsed = parsing.result()
+            parsed = early.result()
         if not file.unchanged():
             raise FeedbackError(f"{file.path}: changed while being read; it will be read again when it settles")
     else:
@@ -123,26 +127,89 @@ def _fast_csv(file: LabelFile) -> Staging | None:
         with tempfile.TemporaryDirectory(prefix="ai-platform-labels-") as tmp:
             source = Path(tmp) / "labels.csv"  # LF line breaks only, UTF-8 (GB18030 transcoded)
             source.write_bytes(layout.normalized if layout.normalized is not None else file.text)
-            parsed = _duckdb_parse(source, names, int((layout.ends - layout.starts).max()))
+            con = duckdb.connect()
+            try:
+                parsed = _duckdb_parse(con, source, names, int((layout.ends - layout.starts).max()))
+            finally:
+                con.close()
     if layout is None or parsed is None:
         return None
     return _reconcile(file, layout, names, parsed)
 
 
-def _first_line(file: LabelFile) -> str | None:
-    """Line 1, if it is the whole header (no quoted field runs on past it)."""
-    text = file.text[file.text_start : file.text_start + 65536]
+class EarlyParse:
+    """DuckDB parsing a CSV from disk in a thread of its own, from before the file is read.
+
+    The parse is the slowest step of staging and needs only the header, so it starts first
+    and overlaps reading, hashing and checking the file. Its result counts only for the
+    bytes that were hashed: same size and mtime when it started, when they were read, and
+    after (`parses`, and `LabelFile.unchanged` once it is done)."""
+
+    def __init__(self, path: Path, names: list[str], signature: tuple[int, int]) -> None:
+        self.names, self.signature = names, signature
+        self._con = duckdb.connect()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="label-parse")
+        self._parsing = self._pool.submit(_duckdb_parse, self._con, path, names, 0)
+
+    @classmethod
+    def start(cls, path: Path) -> EarlyParse | None:
+        """Start on a CSV that looks like UTF-8 with LF line breaks; None for anything else."""
+        try:
+            with path.open("rb") as handle:
+                stat = os.fstat(handle.fileno())
+                head = handle.read(65536)
+        except OSError:
+            return None  # reading it again reports why
+        head = head.removeprefix(codecs.BOM_UTF8)
+        if b"\r" in head:
+            return None
+        try:
+            header = _first_line(path, head)
+            names = header_columns(path, header) if header is not None else None
+        except FeedbackError:
+            return None  # staging reports it, on the bytes it hashed
+        return cls(path, names, (stat.st_size, stat.st_mtime_ns)) if names is not None else None
+
+    def parses(self, file: LabelFile, names: list[str]) -> bool:
+        """Whether this parse is of `file` as it was read (else it is stopped)."""
+        if file.signature == self.signature and names == self.names:
+            return True
+        self.close()
+        return False
+
+    def result(self) -> _Parsed | None:
+        try:
+            return self._parsing.result()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the parse if it still runs; idempotent. A finished parse keeps its result."""
+        if not self._parsing.done():
+            self._con.interrupt()
+        self._pool.shutdown(wait=True)
+        self._con.close()  # closing twice is a no-op in DuckDB
+
+    def __enter__(self) -> EarlyParse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _first_line(path: Path, text: bytes) -> str | None:
+    """Line 1 of `text` (the content after any BOM), if it is the whole header (no quoted
+    field runs on past it)."""
     end = min((i for i in (text.find(b"\n"), text.find(b"\r")) if i >= 0), default=len(text))
     line = text[:end].decode("utf-8", "replace")
     if not line:
-        raise FeedbackError(f"{file.path}: line 1: expected the header (generation_id,reviewer,label,...)")
+        raise FeedbackError(f"{path}: line 1: expected the header (generation_id,reviewer,label,...)")
     return None if line.count('"') % 2 else line
 
 
-def _duckdb_parse(source: Path, names: list[str], longest: int) -> _Parsed | None:
+def _duckdb_parse(con: duckdb.DuckDBPyConnection, source: Path, names: list[str], longest: int) -> _Parsed | None:
     """Parse and check in one parallel pass; row 0 is the header, `line` is filled in later."""
     fields = ", ".join(f"c{names.index(f)} AS {f}" if f in names else f"NULL::VARCHAR AS {f}" for f in FIELDS)
-    con = duckdb.connect()
     try:
         # new_line is LF: files with CRs outside quotes reach DuckDB rewritten (layout.normalized).
         records = (
@@ -166,8 +233,6 @@ def _duckdb_parse(source: Path, names: list[str], longest: int) -> _Parsed | Non
         ).fetchall()
     except duckdb.Error:
         return None  # e.g. "the CSV parser state machine reached an invalid state": the exact reader decides
-    finally:
-        con.close()
     return _Parsed(table.cast(CHECKED_SCHEMA), [(int(line), str(text), bool(width)) for line, text, width in rejects])
 
 
