@@ -36,14 +36,15 @@ SELECT line, generation_id, reviewer, label, comment, labeled_at, k FROM fb_stag
 WHERE reason IS NULL AND NOT EXISTS (SELECT 1 FROM fb_unknown u WHERE u.line = s.line)
 """
 
-# Keys seen more than once in this file are rare: find them by a one-column hash first,
-# then rank only those rows. Later copies of the first are duplicates; others conflict.
+# Keys seen more than once in this file are rare: their one-column hashes come from the
+# staging (fb_repeated_keys), so only those rows are ranked. Later copies of the first are
+# duplicates; others conflict.
 REPEATS = """
 CREATE OR REPLACE TEMP TABLE fb_repeats AS
 WITH suspects AS (
     SELECT line, generation_id, reviewer, labeled_at, label, comment
     FROM fb_valid
-    WHERE k IN (SELECT k FROM fb_valid GROUP BY k HAVING count(*) > 1)
+    WHERE k IN (SELECT k FROM fb_repeated_keys)
 ), ranked AS (
     SELECT line, label, comment,
            first_value(line) OVER w AS first_line,
@@ -120,6 +121,7 @@ class Counts:
 def write(con: duckdb.DuckDBPyConnection, staging: Staging, source_file: str, sha256: str) -> Counts:
     """Validate the staged rows and write them; `con` is inside the file's one transaction."""
     con.register("fb_stage", staging.table)  # temp tables and views go with the connection
+    con.register("fb_repeated_keys", staging.repeated_keys())
     con.execute(UNKNOWN)
     con.execute(VALID)
     con.execute(REPEATS)
