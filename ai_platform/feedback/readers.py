@@ -64,14 +64,18 @@ class Staging:
     reader: str  # duckdb | python | jsonl | parquet
     raw_of: Callable[[np.ndarray], list[str]]
 
-    def repeated_keys(self) -> pa.Table:
+    def repeated_keys(self) -> np.ndarray:
         """Keys (`k`) that more than one good row has: the rare candidates for duplicates.
-        Rows with a key share its generation_id, so whether it is known does not matter here.
-        numpy finds them in a third of the time of a GROUP BY in the warehouse transaction."""
+        A sort of the key hashes finds them in a fifth of the time of a GROUP BY in SQL."""
         good = pc.is_null(self.table.column("reason"))
         keys = np.sort(pc.filter(self.table.column("k"), good).to_numpy())
-        repeated = np.unique(keys[1:][keys[1:] == keys[:-1]])
-        return pa.table({"k": pa.array(repeated, pa.uint64())})
+        return np.unique(keys[1:][keys[1:] == keys[:-1]])
+
+    def rows_with_keys(self, keys: np.ndarray) -> pa.Table:
+        """The staged rows whose key hash is one of `keys` (good or not)."""
+        if not len(keys):
+            return self.table.slice(0, 0)
+        return self.table.filter(pc.is_in(self.table.column("k"), value_set=pa.array(keys, pa.uint64())))
 
 
 def stage(file: LabelFile, early: EarlyParse | None = None) -> Staging:

@@ -6,10 +6,10 @@ already stored (same generation_id, reviewer, labeled_at, label and comment).
 The same key with a different label or comment is a conflict, quarantined: a
 reviewer who changes their mind writes a new labeled_at.
 
-All of it is SQL over the whole file at once (no per-row Python): the row
+All of it is set-based over the whole file at once (no per-row Python): the row
 checks ran with the parse (checks.py); here unknown ids are an anti-join with
-`generations`, duplicates a group-by on the key's hash and a join with what is
-stored.
+`generations`, and duplicates are found by the key's hash, within the file and
+against what is stored, before the few rows involved are compared in full.
 """
 
 from __future__ import annotations
@@ -23,28 +23,25 @@ import pyarrow as pa
 from ai_platform.feedback.checks import CONFLICT, UNKNOWN_GENERATION
 from ai_platform.feedback.readers import Staging
 
-# The one check that needs the warehouse: is the generation known? The rows left are the
-# valid ones, copied once out of Arrow (every scan of an Arrow table converts its strings).
+# The check that needs the warehouse: is the generation known?
 UNKNOWN = """
 CREATE OR REPLACE TEMP TABLE fb_unknown AS
 SELECT line FROM fb_stage s
 WHERE reason IS NULL AND NOT EXISTS (SELECT 1 FROM generations g WHERE g.generation_id = s.generation_id)
 """
-VALID = """
-CREATE OR REPLACE TEMP TABLE fb_valid AS
-SELECT line, generation_id, reviewer, label, comment, labeled_at, k FROM fb_stage s
-WHERE reason IS NULL AND NOT EXISTS (SELECT 1 FROM fb_unknown u WHERE u.line = s.line)
-"""
 
-# Keys seen more than once in this file are rare: their one-column hashes come from the
-# staging (fb_repeated_keys), so only those rows are ranked. Later copies of the first are
-# duplicates; others conflict.
+# Duplicates and conflicts involve few rows, so they are found by the key's hash (`k`) and
+# only those rows are compared in full: the good rows are read out of Arrow once, by INSERT.
+# A good row with an unknown generation is quarantined as such, never compared.
+#
+# Keys more than one good row of this file has (Staging.repeated_keys) give fb_suspects.
+# Later copies of the first are duplicates; others conflict.
 REPEATS = """
 CREATE OR REPLACE TEMP TABLE fb_repeats AS
 WITH suspects AS (
     SELECT line, generation_id, reviewer, labeled_at, label, comment
-    FROM fb_valid
-    WHERE k IN (SELECT k FROM fb_repeated_keys)
+    FROM fb_suspects s
+    WHERE reason IS NULL AND NOT EXISTS (SELECT 1 FROM fb_unknown u WHERE u.line = s.line)
 ), ranked AS (
     SELECT line, label, comment,
            first_value(line) OVER w AS first_line,
@@ -60,16 +57,25 @@ SELECT line,
 FROM ranked WHERE line <> first_line
 """
 
-# Valid rows whose key is already stored (from an earlier file): the same label and comment
-# make a duplicate, anything else a conflict.
+# Stored labels (from earlier files) whose key hash a good row of this file has: one scan of
+# the stored keys; their hashes give fb_matches, the rows of this file to compare with them.
+# hash() is DuckDB's, computed on both sides by this process and never stored.
+STORED_ROWS = """
+CREATE OR REPLACE TEMP TABLE fb_stored_rows AS
+SELECT generation_id, reviewer, labeled_at, label, comment, hash(generation_id, reviewer, labeled_at) AS k
+FROM feedback_labels
+WHERE hash(generation_id, reviewer, labeled_at) IN (SELECT k FROM fb_stage WHERE reason IS NULL)
+"""
+# The same key stored: the same label and comment make a duplicate, anything else a conflict.
 STORED = """
 CREATE OR REPLACE TEMP TABLE fb_stored AS
 SELECT c.line,
        CASE WHEN bool_or(s.label = c.label AND s.comment IS NOT DISTINCT FROM c.comment)
             THEN 'duplicate' ELSE 'conflict' END AS outcome
-FROM fb_valid c
-JOIN feedback_labels s
+FROM fb_matches c
+JOIN fb_stored_rows s
   ON s.generation_id = c.generation_id AND s.reviewer = c.reviewer AND s.labeled_at = c.labeled_at
+WHERE c.reason IS NULL AND NOT EXISTS (SELECT 1 FROM fb_unknown u WHERE u.line = c.line)
 GROUP BY c.line
 """
 
@@ -85,8 +91,10 @@ INSERT = """
 INSERT INTO feedback_labels
     (generation_id, reviewer, label, comment, labeled_at, source_file, source_line, source_sha256)
 SELECT generation_id, reviewer, label, comment, labeled_at, $file, line, $sha
-FROM fb_valid c
-WHERE NOT EXISTS (SELECT 1 FROM fb_outcomes o WHERE o.line = c.line)
+FROM fb_stage s
+WHERE reason IS NULL
+  AND NOT EXISTS (SELECT 1 FROM (SELECT line FROM fb_unknown UNION ALL SELECT line FROM fb_outcomes) x
+                  WHERE x.line = s.line)
 """
 
 # Everything quarantined, in one scan: bad rows, unknown generations, conflicts.
@@ -121,10 +129,12 @@ class Counts:
 def write(con: duckdb.DuckDBPyConnection, staging: Staging, source_file: str, sha256: str) -> Counts:
     """Validate the staged rows and write them; `con` is inside the file's one transaction."""
     con.register("fb_stage", staging.table)  # temp tables and views go with the connection
-    con.register("fb_repeated_keys", staging.repeated_keys())
     con.execute(UNKNOWN)
-    con.execute(VALID)
+    con.register("fb_suspects", staging.rows_with_keys(staging.repeated_keys()))
     con.execute(REPEATS)
+    con.execute(STORED_ROWS)
+    stored_keys = con.execute("SELECT DISTINCT k FROM fb_stored_rows").fetchnumpy()["k"]
+    con.register("fb_matches", staging.rows_with_keys(np.asarray(stored_keys, dtype=np.uint64)))
     con.execute(STORED)
     con.execute(OUTCOMES)
     outcomes = dict(con.execute("SELECT outcome, count(*) FROM fb_outcomes GROUP BY outcome").fetchall())
