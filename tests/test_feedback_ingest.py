@@ -568,6 +568,7 @@ def test_both_csv_readers_agree_on_random_files(tmp_path: Path) -> None:
             for r in table:
                 r["raw"] = r["raw"] if r["raw"] is not None else raw[r["line"]]
                 r.update({f: r[f] or None for f in FIELDS})  # DuckDB reads an empty field as NULL
+                r["k"] = r["k"] if r["reason"] is None else None  # only a good row's key is read
             rows.append(sorted(table, key=lambda r: r["line"]))
         assert rows[0] == rows[1], f"seed {seed}: {path.read_bytes()!r}"
     assert taken > 25  # the fast reader did take a fair share of them

@@ -49,7 +49,8 @@ from ai_platform.feedback.layout import Layout, analyze
 STAGE_SCHEMA = pa.schema(
     [("line", pa.int64()), *[(name, pa.string()) for name in FIELDS], ("problem", pa.string()), ("raw", pa.string())]
 )
-# What they hand on: checks.row_checks over the above. `reason` NULL: a good row (so far).
+# What they hand on: checks.row_checks over the above. `reason` NULL: a good row (so far);
+# `k`, the hash of its key, is read only for good rows.
 CHECKED_SCHEMA = pa.schema(
     [("line", pa.int64()), *[(name, pa.string()) for name in FIELDS if name != "labeled_at"],
      ("labeled_at", pa.timestamp("us", tz="UTC")), ("k", pa.uint64()), ("reason", pa.string()), ("raw", pa.string())]
@@ -276,15 +277,18 @@ def _reconcile(file: LabelFile, layout: Layout, names: list[str], parsed: _Parse
 
     rows = table.slice(1)
     rows = rows.set_column(0, "line", pa.array(layout.lines[accepted][1:], pa.int64()))
-    bad = pa.table(
+    # Records DuckDB could not split have no fields to check: their reason is the problem.
+    # Built here, not by row_checks: a DuckDB of their own would cost more than they take.
+    unsplit = pa.table(
         {
             "line": pa.array(layout.lines[rejected], pa.int64()),
-            **{f: pa.nulls(len(rejected), pa.string()) for f in FIELDS},
-            "problem": pa.array([WRONG_WIDTH] * len(rejected), pa.string()),
+            **{f: pa.nulls(len(rejected), CHECKED_SCHEMA.field(f).type) for f in CHECKED_SCHEMA.names[1:-2]},
+            "reason": pa.array([WRONG_WIDTH] * len(rejected), pa.string()),
             "raw": pa.array(texts, pa.string()),
-        }
+        },
+        schema=CHECKED_SCHEMA,
     )
-    staged = pa.concat_tables([rows, _checked(bad)])
+    staged = pa.concat_tables([rows, unsplit])
 
     def raw_of(lines: np.ndarray) -> list[str]:
         indexes = np.searchsorted(layout.lines, lines)
