@@ -22,6 +22,7 @@ import pytest
 from ai_platform.demo.repo import _label_files
 from ai_platform.errors import FeedbackError
 from ai_platform.feedback import formats, readers
+from ai_platform.feedback.checks import row_checks
 from ai_platform.feedback.formats import FIELDS
 from ai_platform.feedback.ingest import FileReport, ingest, ingest_file
 from ai_platform.feedback.readers import read_csv
@@ -502,6 +503,38 @@ def test_the_migrations_keep_existing_labels_and_quarantine(tmp_path: Path) -> N
     assert rows == [(0,)]
     _, rows = Warehouse(path).query("SELECT count(*) FROM label_summary")  # the views still bind
     assert rows == [(0,)]
+
+
+@pytest.mark.parametrize(
+    ("label", "comment", "labeled_at", "expected"),
+    [
+        (" Missed_Risk ", " ok", "2026-01-06T10:00:00Z", ("missed_risk", " ok", None)),  # comments kept as written
+        ("CORRECT", "\u3000", "2026-01-06t10:00:00z", ("correct", None, None)),  # an ideographic space is blank
+        ("correct", "\u00a0 ", "2026-01-06 10:00:00.5+08:00", ("correct", None, None)),
+        ("correct", "  ", "2026-01-06T10:00+0800", ("correct", None, None)),
+        ("false_positive", "复核", " 2026-01-06T10:00:00Z ", ("false_positive", "复核", None)),
+        ("meh", None, "2026-01-06T10:00:00Z", ("meh", None, "unknown label")),
+        ("correct", None, "2026-01-06T10:00:0 Z", ("correct", None, "labeled_at is not an ISO 8601 timestamp")),
+        ("correct", None, "+026-01-06T10:00:00Z", ("correct", None, "labeled_at is not an ISO 8601 timestamp")),
+        ("correct", None, "2026-02-30T10:00:00Z", ("correct", None, "labeled_at is not an ISO 8601 timestamp")),
+        ("correct", None, "2026-01-06T10:00:00", ("correct", None, "labeled_at has no time zone")),
+        ("correct", None, "2026-01-06t10:00", ("correct", None, "labeled_at has no time zone")),
+    ],
+)
+def test_row_checks(label: str, comment: str | None, labeled_at: str, expected: tuple) -> None:
+    """The row checks' shortcuts (no trim, lower or upper where a value needs none; GLOB for the
+    usual timestamp shape) give what the plain rules give."""
+    rows = pa.table({"line": [2], "generation_id": ["gen-001"], "reviewer": ["ana"], "label": [label],
+                     "comment": [comment], "labeled_at": [labeled_at], "problem": [None], "raw": [None]},
+                    schema=readers.STAGE_SCHEMA)  # fmt: skip
+    con = duckdb.connect()
+    con.register("fb_rows", rows)
+    [(got_label, got_comment, stamp, reason)] = con.sql(
+        f"SELECT label, comment, labeled_at, reason FROM ({row_checks('fb_rows')})"
+    ).fetchall()
+    con.close()
+    assert (got_label, got_comment, reason) == expected
+    assert (stamp is None) == (reason is not None and "labeled_at" in reason)
 
 
 def test_a_parse_started_before_the_file_changed_is_not_used(tmp_path: Path) -> None:
