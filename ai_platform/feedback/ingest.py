@@ -3,7 +3,9 @@
 Per file: read and hash it once, stage its records (readers.py) outside the
 warehouse lock, then one short write transaction validates and writes them
 (validate.py) and records the file in `feedback_files`. A file whose sha256 is
-already there is not read again. The counts always satisfy
+already there is not staged. DuckDB's parse of a UTF-8 CSV starts from disk
+before the file is read (readers.EarlyParse) and counts only if the file did not
+change meanwhile. The counts always satisfy
 rows_in == accepted + quarantined + duplicates; that is checked here, not hoped.
 """
 
