@@ -12,7 +12,8 @@ from assets.resources import PlatformRepoResource
 BEATS_SINGLE_FEATURE = dg.AssetCheckSpec(
     "beats_best_single_feature",
     asset="trust_model",
-    description="The trained model's holdout AUC is above the best single feature's (else it is not worth using).",
+    description="The trained model's holdout AUC is above that of the best single feature (chosen, as the model is,"
+    " on the training labels); else the model is not worth using.",
 )
 
 

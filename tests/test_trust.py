@@ -14,7 +14,7 @@ import pytest
 from ai_platform.artifacts import ArtifactStore
 from ai_platform.trust.features import FEATURES, features
 from ai_platform.trust.model import TrustModel, TrustModelError
-from ai_platform.trust.train import MIN_LABELS, ece, train
+from ai_platform.trust.train import MIN_LABELS, Example, ece, evaluate, fit, train
 from ai_platform.warehouse import Warehouse
 
 
@@ -53,6 +53,24 @@ def test_trains_beats_single_features_and_is_promoted_once(tmp_path: Path) -> No
     assert not again.promoted and again.champion_metrics is not None
     _, rows = warehouse.query("SELECT count(*), count(*) FILTER (WHERE champion) FROM trust_models")
     assert rows == [(1, 1)]  # the same model file, recorded once, champion
+
+
+def test_the_best_single_feature_is_chosen_on_the_training_labels() -> None:
+    """Picked on the holdout, the best of a dozen features is an oracle the model is unfairly held to."""
+    rng = random.Random(4)
+    start = datetime(2026, 3, 1, tzinfo=UTC)
+
+    def example(i: int, correct: bool, informative: str) -> Example:
+        logprob = (-0.2 if correct else -1.5) if informative == "mean_logprob" else rng.uniform(-1.5, -0.2)
+        repetition = (0.0 if correct else 0.5) if informative == "seq_rep_4" else rng.uniform(0.0, 0.5)
+        row = {"output": "{}", "metrics": {"mean_logprob": logprob, "seq_rep_4": repetition}, "finish_reason": "stop"}
+        return Example(start + timedelta(minutes=i), features(row), correct)
+
+    train_rows = [example(i, i % 3 > 0, "mean_logprob") for i in range(60)]
+    holdout = [example(60 + i, i % 3 > 0, "seq_rep_4") for i in range(30)]
+    m = evaluate(fit(train_rows), holdout, train_rows)
+    assert m["best_single_feature"] == "mean_logprob"
+    assert m["best_single_feature_auc"] < 0.8 < m["single_feature_auc"]["seq_rep_4"] == 1.0
 
 
 def test_saved_model_is_json_scored_without_sklearn_and_pickles_are_refused(tmp_path: Path) -> None:

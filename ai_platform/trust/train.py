@@ -4,8 +4,12 @@ Each label (generation, reviewer) is one example; the target is `label == 'corre
 The split is by time (labeled_at): the model is judged on labels newer than any
 it learned from, as it will be used. Reported on the holdout: AUC, Brier score,
 expected calibration error (10 equal-width bins), and the AUC of the best single
-feature (in its better direction): a model that cannot beat one feature is not
-worth its complexity, and the metadata says so.
+feature: a model that cannot beat one feature is not worth its complexity, and
+the metadata says so. That feature, and its direction, are chosen on the training
+labels, as the model's coefficients are: the best of a dozen features picked on
+the holdout itself is an oracle, and on a holdout of ~100 labels it beats a
+sound model by luck about one time in six (measured on the demo's reviewers).
+Every feature's holdout AUC is reported too, so the oracle is visible.
 """
 
 from __future__ import annotations
@@ -90,20 +94,33 @@ def ece(probabilities: list[float], truth: list[bool], bins: int = 10) -> float:
     return error
 
 
-def evaluate(model: TrustModel, holdout: list[Example]) -> dict[str, Any]:
+def _single_feature_aucs(model: TrustModel, rows: list[Example]) -> dict[str, float]:
+    """Each feature's AUC as a score by itself (missing values imputed as the model does);
+    below 0.5 means it ranks the other way round."""
+    from sklearn.metrics import roc_auc_score
+
+    truth = [e.correct for e in rows]
+    aucs = {}
+    for j, name in enumerate(FEATURES):
+        values = [model.mean[j] if math.isnan(e.features[name]) else e.features[name] for e in rows]
+        if len(set(values)) > 1 and len(set(truth)) > 1:
+            aucs[name] = float(roc_auc_score(truth, values))
+    return aucs
+
+
+def evaluate(model: TrustModel, holdout: list[Example], train_rows: list[Example]) -> dict[str, Any]:
     from sklearn.metrics import roc_auc_score
 
     truth = [e.correct for e in holdout]
     if len(set(truth)) < 2:
         raise TrustModelError(f"the holdout ({len(holdout)} labels) has only one class; label more generations")
     probabilities = [model.score(e.features) for e in holdout]
-    singles = {}
-    for j, name in enumerate(FEATURES):
-        values = [model.mean[j] if math.isnan(e.features[name]) else e.features[name] for e in holdout]
-        if len(set(values)) > 1:
-            auc = roc_auc_score(truth, values)
-            singles[name] = max(auc, 1.0 - auc)
-    best = max(singles, key=singles.__getitem__) if singles else None
+    on_holdout = _single_feature_aucs(model, holdout)
+    on_train = {name: auc for name, auc in _single_feature_aucs(model, train_rows).items() if name in on_holdout}
+    best = max(on_train, key=lambda name: abs(on_train[name] - 0.5)) if on_train else None
+    best_auc = math.nan
+    if best is not None:  # in the direction it had on the training labels
+        best_auc = on_holdout[best] if on_train[best] >= 0.5 else 1.0 - on_holdout[best]
     return {
         "auc": roc_auc_score(truth, probabilities),
         "brier": sum((p - t) ** 2 for p, t in zip(probabilities, truth, strict=True)) / len(truth),
@@ -111,8 +128,8 @@ def evaluate(model: TrustModel, holdout: list[Example]) -> dict[str, Any]:
         "holdout": len(holdout),
         "holdout_correct_rate": sum(truth) / len(truth),
         "best_single_feature": best,
-        "best_single_feature_auc": singles.get(best, math.nan) if best else math.nan,
-        "single_feature_auc": singles,
+        "best_single_feature_auc": best_auc,
+        "single_feature_auc": {name: max(auc, 1.0 - auc) for name, auc in on_holdout.items()},
     }
 
 
@@ -130,9 +147,9 @@ def train(warehouse: Warehouse, store: ArtifactStore) -> Trained:
     if len({e.correct for e in train_rows}) < 2:
         raise TrustModelError("the training labels have only one class; label more generations")
     model = fit(train_rows)
-    metrics = evaluate(model, holdout)
+    metrics = evaluate(model, holdout, train_rows)
     incumbent = champion(warehouse)
-    incumbent_metrics = evaluate(incumbent, holdout) if incumbent else None
+    incumbent_metrics = evaluate(incumbent, holdout, train_rows) if incumbent else None
     promoted = incumbent_metrics is None or metrics["auc"] > incumbent_metrics["auc"]
     metrics["train"] = len(train_rows)
     model = TrustModel(model.features, model.mean, model.scale, model.coef, model.intercept, metrics)
