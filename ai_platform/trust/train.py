@@ -7,8 +7,8 @@ expected calibration error (10 equal-width bins), and the AUC of the best single
 feature: a model that cannot beat one feature is not worth its complexity, and
 the metadata says so. That feature, and its direction, are chosen on the training
 labels, as the model's coefficients are: the best of a dozen features picked on
-the holdout itself is an oracle, and on a holdout of ~100 labels it beats a
-sound model by luck about one time in six (measured on the demo's reviewers).
+the holdout itself is an oracle, and on holdouts of 78 to 150 labels it beat a
+sound model by luck in 3 of 16 sets of the demo's reviewer labels.
 Every feature's holdout AUC is reported too, so the oracle is visible.
 """
 
