@@ -371,6 +371,19 @@ def rollout_render(args: argparse.Namespace) -> None:
     _emit(args, {"files": written}, "\n".join(written))
 
 
+def runtime_show(args: argparse.Namespace) -> None:
+    from ai_platform.serving.runtime import ALL_SCHEMES, probe, title
+    from ai_platform.serving.vllm import SERVE_PYTHON
+
+    runtime = probe(Path(args.python) if args.python else SERVE_PYTHON)
+    schemes = {s: runtime.missing(s) for s in ALL_SCHEMES}
+    lines = [runtime.describe()]
+    lines += [f"  {'serves ' if why is None else 'cannot '} {title(s)}{'' if why is None else ': ' + why}"
+              for s, why in schemes.items()]  # fmt: skip
+    _emit(args, {**runtime.as_record(), "serves": [s for s, why in schemes.items() if why is None],
+                 "missing": {s: why for s, why in schemes.items() if why}}, "\n".join(lines))  # fmt: skip
+
+
 # ---------------------------------------------------------------- parser
 
 
@@ -487,6 +500,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--bundle", help="the prompt bundle digest, recorded as an annotation")
     p.add_argument("--color", default="blue", choices=("blue", "green"))
     p.add_argument("--live", choices=("blue", "green"), help="the color the Service selects (default: --color)")
+
+    runtime = areas.add_parser("runtime", help="what this machine's vLLM can serve").add_subparsers(
+        dest="command", required=True
+    )
+    p = command(runtime, "show", runtime_show,
+                "probe the serve environment: kernel library, quantization ops, the schemes it serves")  # fmt: skip
+    p.add_argument("--python", help="the serve environment's interpreter (default: .venvs/serve/bin/python)")
 
     p = areas.add_parser("sql", help="read-only query for analysts", description="read-only query for analysts")
     p.set_defaults(handler=sql)

@@ -168,11 +168,25 @@ class Calibration(Strict):
     holdout_fraction: float = Field(default=0.2, gt=0.0, lt=1.0)
 
 
+Scheme = Literal["W4A16", "W8A16", "W3A16", "W2A16", "W8A8"]
+
+
 class Quantization(Strict):
+    """`scheme` is what the spec wants; `fallback` is the rule for a target runtime that cannot serve it.
+
+    The serving preflight asks the target's vLLM which schemes it executes (vLLM's CPU
+    build has the W4A16 GEMM only in its AVX-512 kernel libraries). If it cannot run
+    `scheme`, the first scheme of `fallback` it can run is produced instead, under the same
+    gates; with no such scheme (or an empty `fallback`: the spec insists) the stage
+    refuses before any work, naming the missing kernel and what the target serves.
+    """
+
     method: Literal["awq", "none"] = "awq"
-    # W4A16 is the production scheme; the others exist to measure against it (W2A16 is
-    # what a broken recipe looks like: the gates must stop it).
-    scheme: Literal["W4A16", "W8A16", "W3A16", "W2A16"] = "W4A16"
+    # W4A16 is the production scheme; W8A8 (int8, SmoothQuant) is what AVX2-only CPUs
+    # serve; the others exist to measure against it (W2A16 is what a broken recipe looks
+    # like: the gates must stop it).
+    scheme: Scheme = "W4A16"
+    fallback: list[Scheme] = Field(default_factory=list)
     group_size: int = Field(default=128, ge=16)
     symmetric: bool = False
     ignore: list[str] = Field(default_factory=lambda: ["lm_head"])
@@ -182,6 +196,12 @@ class Quantization(Strict):
     # *lowered* held-out perplexity 1.6% while the mean KL(base || quantized) per token
     # rose 22x over 4-bit (0.028 vs 0.0013). Both gates are blocking.
     max_kl_divergence: float = Field(default=0.01, ge=0.0)
+
+    @model_validator(mode="after")
+    def _fallback_differs(self) -> Quantization:
+        if self.scheme in self.fallback or len(set(self.fallback)) != len(self.fallback):
+            raise ValueError(f"fallback {self.fallback} repeats a scheme (scheme is {self.scheme})")
+        return self
 
 
 class ImageSpec(Strict):

@@ -36,6 +36,7 @@ TABLES = (
     "feedback_labels",
     "feedback_quarantine",
     "trust_models",
+    "serving_preflights",
 )
 VIEWS = ("label_summary", "generation_quality")
 

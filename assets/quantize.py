@@ -1,14 +1,28 @@
-"""quantized_weights: AWQ W4A16 in the quantize environment, through Dagster Pipes."""
+"""quantized_weights: the scheme the target runtime serves (AWQ W4A16 by default), in the quantize
+environment, through Dagster Pipes. The serving preflight runs first and decides the scheme."""
+
+from typing import Any
 
 import dagster as dg
 
-from ai_platform.quantize.stage import KL_GATE, MODULE, PPL_GATE, accept, job_for, passthrough, record
+from ai_platform.quantize.stage import (
+    KL_GATE,
+    MODULE,
+    PPL_GATE,
+    SchemeChoice,
+    accept,
+    job_for,
+    passthrough,
+    preflight,
+    record,
+    record_preflight,
+)
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource, WorkloadRunner
 
 # Bump when this stage's logic (here or in the ai_platform code it calls) changes: the UI then
 # marks its materializations stale, as it does when an upstream data version changes.
-CODE_VERSION = "1"
+CODE_VERSION = "2"  # 2: the serving preflight picks the scheme (issue 16)
 
 PERPLEXITY = dg.AssetCheckSpec(
     PPL_GATE,
@@ -34,21 +48,40 @@ FIGURES = ("ppl_base", "ppl_quantized", "ppl_increase", "kl_divergence", "top1_a
     kinds={"pytorch", "python"},
     owners=["team:ml-platform"],
     check_specs=[PERPLEXITY, DIVERGENCE],
-    description="AWQ W4A16 via llm-compressor (or the verified weights unchanged for method: none).",
+    description="The spec's scheme (AWQ W4A16), or its fallback where the target's vLLM cannot serve it, via"
+    " llm-compressor; the verified weights unchanged for method: none.",
 )
 def quantized_weights(
     context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource, workloads: WorkloadRunner
 ) -> dg.MaterializeResult:
     snap = platform_repo.pinned(context.partition_key)
+    warehouse = platform_repo.warehouse(snap)
     if snap.spec.quantization.method == "none":
         result = passthrough(snap)
     else:
-        result = accept(snap, workloads.run(context, MODULE, job_for(snap), snap.platform))
-    record(platform_repo.warehouse(snap), snap, result)
+        choice = preflight(snap)  # raises, naming the missing kernel, before any work
+        record_preflight(warehouse, snap, choice)
+        context.log.info(f"serving preflight: {choice.reason}")
+        result = accept(snap, choice, workloads.run(context, MODULE, job_for(snap, choice), snap.platform))
+    record(warehouse, snap, result)
     checks = [dg.AssetCheckResult(check_name=name, passed=ok, metadata={"detail": detail})
               for name, (ok, detail) in result.gates.items()]  # fmt: skip
     metadata = {"digest": f"sha256:{result.digest}", "method": result.method, "folder": result.folder,
                 **{k: result.report[k] for k in FIGURES if k in result.report}}  # fmt: skip
     if result.report:
         metadata["recipe_digest"] = result.report["recipe_digest"]
+    if result.choice:
+        metadata.update(preflight_metadata(result.choice))
     return dg.MaterializeResult(metadata=metadata, check_results=checks, data_version=dg.DataVersion(result.digest))
+
+
+def preflight_metadata(choice: SchemeChoice) -> dict[str, Any]:
+    """What the serving preflight saw and chose, as the UI shows it."""
+    metadata: dict[str, Any] = {"scheme": choice.scheme, "scheme_requested": choice.requested,
+                                "scheme_reason": choice.reason}  # fmt: skip
+    runtime = choice.runtime
+    if runtime is not None:
+        metadata["runtime"] = runtime.describe()
+        rows = [dg.TableRecord({"op": op, "present": present}) for op, present in sorted(runtime.ops.items())]
+        metadata["runtime_ops"] = dg.MetadataValue.table(rows)
+    return metadata

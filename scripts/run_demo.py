@@ -74,6 +74,16 @@ def learn_from_feedback_job():
     return defs.resolve_job_def("learn_from_feedback")
 
 
+def served_scheme(result, step: str) -> list[str]:
+    """The quantization the serving preflight chose, and why (the quantized_weights metadata)."""
+    for event in result.all_events:
+        if event.event_type_value == "ASSET_MATERIALIZATION" and event.step_key == step:
+            metadata = event.event_specific_data.materialization.metadata
+            if "scheme_reason" in metadata:
+                return [f"quantization: {metadata['scheme_reason'].value}", f"runtime: {metadata['runtime'].value}"]
+    return []
+
+
 def run(job, instance, tags: dict[str, str], title: str) -> int:
     """Execute one job; print each step's outcome (a failure with its reason); return how many steps failed."""
     import dagster as dg
@@ -94,6 +104,8 @@ def run(job, instance, tags: dict[str, str], title: str) -> int:
         step = node.name
         if step in done:
             print(f"  ok          {step}")
+            for line in served_scheme(result, step):
+                print(f"              {line}")
         elif step in failed:
             unexpected += 1
             lines = failed[step].to_string().splitlines() if failed[step] else [""]

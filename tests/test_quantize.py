@@ -1,5 +1,6 @@
-"""quantized_weights end to end: AWQ on the demo model in the quantize environment through
-Dagster Pipes, the perplexity and KL gates, method none, and a killed workload."""
+"""quantized_weights end to end: the serving preflight's scheme (AWQ W4A16 where the runtime has the
+W4A16 GEMM, SmoothQuant W8A8 where it has only int8) on the demo model in the quantize environment
+through Dagster Pipes, the perplexity and KL gates, method none, and a killed workload."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from conftest import MODEL, ROOT, materialize
 
 from ai_platform.artifacts import ArtifactStore
 from ai_platform.platform_repo import git
-from ai_platform.quantize.stage import job_for
+from ai_platform.quantize.stage import job_for, preflight
+from ai_platform.serving.runtime import ISA_ENV, probe
+from ai_platform.serving.vllm import SERVE_PYTHON
 from ai_platform.specs import pinned_spec
 from ai_platform.warehouse import Warehouse
 from ai_platform.weights import manifest as wm
@@ -25,8 +28,15 @@ QUANTIZE_PYTHON = ROOT / ".venvs" / "quantize" / "bin" / "python"
 CHAIN = ("model_spec", "raw_weights", "verified_weights", "quantized_weights")
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not QUANTIZE_PYTHON.is_file(), reason="quantize environment missing; `make envs` creates it"),
+    pytest.mark.skipif(not (QUANTIZE_PYTHON.is_file() and SERVE_PYTHON.is_file()), reason="needs `make envs`"),
 ]
+
+
+def needs_wna16() -> None:
+    """Skip where this machine's vLLM has no W4A16 GEMM: the preflight would not produce W{n}A16 here."""
+    why = probe(SERVE_PYTHON).missing("W4A16")
+    if why:
+        pytest.skip(f"needs vLLM's cpu_gemm_wna16 kernel (AVX-512 CPUs): {why}")
 
 
 def checks(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
@@ -43,6 +53,7 @@ def set_quantization(repo: Path, **changes: object) -> None:
 
 
 def test_awq_w4a16_passes_both_gates_and_lands_in_the_warehouse(instance, tmp_path: Path) -> None:
+    needs_wna16()
     result = materialize(instance, *CHAIN)
     assert result.success
     gates = checks(result)
@@ -60,15 +71,75 @@ def test_awq_w4a16_passes_both_gates_and_lands_in_the_warehouse(instance, tmp_pa
     assert wm.digest(wm.build_manifest(folder)) == folder.name  # named by its own content
 
     _, rows = Warehouse(tmp_path / "home/warehouse.duckdb").query(
-        "SELECT method, ppl_base, ppl_quantized, kl_divergence, recipe_ok, duration_s FROM quantizations"
+        "SELECT method, ppl_base, ppl_quantized, kl_divergence, recipe_ok, duration_s, scheme FROM quantizations"
     )
-    ((method, ppl_base, ppl_quantized, kl, ok, duration),) = rows
-    assert method == "awq" and ok and duration > 0
+    ((method, ppl_base, ppl_quantized, kl, ok, duration, scheme),) = rows
+    assert method == "awq" and ok and duration > 0 and scheme == "W4A16"
     assert (ppl_base, ppl_quantized, kl) == (figures["ppl_base"], figures["ppl_quantized"], figures["kl_divergence"])
+    assert mat.metadata["scheme"].value == "W4A16" and "as the spec asks" in mat.metadata["scheme_reason"].value
+
+
+def test_an_avx2_runtime_gets_the_w8a8_fallback_under_the_same_gates(
+    instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo spec asks for W4A16 with `fallback: [W8A8]`; vLLM's AVX2 kernels (forced here on any CPU)
+    have no W4A16 GEMM, so the preflight picks W8A8, says why, and the same two gates hold it."""
+    monkeypatch.setenv(ISA_ENV, "avx2")
+    result = materialize(instance, *CHAIN)
+    assert result.success
+    gates = checks(result)
+    assert gates["perplexity_within_budget"].passed and gates["kl_within_budget"].passed
+    (mat,) = result.asset_materializations_for_node("quantized_weights")
+    assert (mat.metadata["scheme"].value, mat.metadata["scheme_requested"].value) == ("W8A8", "W4A16")
+    reason = mat.metadata["scheme_reason"].value
+    assert reason.startswith("W8A8 (int8") and "_C_AVX2" in reason and "no W4A16 GEMM (cpu_gemm_wna16)" in reason
+    folder = Path(mat.metadata["folder"].value)
+    config = json.loads((folder / "config.json").read_text())["quantization_config"]
+    group = config["config_groups"]["group_0"]
+    assert (group["weights"]["num_bits"], group["weights"]["strategy"], group["input_activations"]["dynamic"]) == (
+        8, "channel", True)  # fmt: skip
+    assert config["ignore"] == ["lm_head"]
+
+    warehouse = Warehouse(tmp_path / "home/warehouse.duckdb")
+    _, rows = warehouse.query("SELECT method, scheme, requested_scheme, recipe_ok FROM quantizations")
+    assert rows == [("smoothquant", "W8A8", "W4A16", True)]
+    _, rows = warehouse.query("SELECT kernel_library, isa_override, ops->>'cpu_gemm_wna16', chosen_scheme, serves"
+                              " FROM serving_preflights")  # fmt: skip
+    assert rows == [("_C_AVX2", "avx2", "false", "W8A8", ["W8A8", "none"])]
+
+
+def test_a_spec_that_insists_on_an_unservable_scheme_is_refused_before_any_work(
+    instance, own_demo_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ISA_ENV, "avx2")
+    set_quantization(own_demo_repo, fallback=[])
+    result = materialize(instance, *CHAIN)
+    assert not result.success
+    (failure,) = result.get_step_failure_events()
+    assert failure.step_key == "quantized_weights"
+    message = failure.step_failure_data.error.to_string()
+    assert f"models/{MODEL}.yaml: quantization.scheme W4A16 cannot be served here" in message
+    assert "(_C_AVX2) have no W4A16 GEMM (cpu_gemm_wna16)" in message and "serves W8A8" in message
+    assert "fallback is empty" in message
+    artifacts = tmp_path / "home/artifacts"
+    assert not (artifacts / "quantized").exists() and not list(artifacts.glob("logs/quantize-*")), "no work started"
+
+
+def test_a_kl_budget_of_zero_fails_the_gate_and_blocks_downstream(instance, own_demo_repo: Path, tmp_path: Path):
+    """Runs on any CPU with whatever scheme the preflight picks: no real quantization has zero divergence."""
+    set_quantization(own_demo_repo, max_kl_divergence=0.0)
+    result = materialize(instance, *CHAIN, "model_image")
+    gates = checks(result)
+    assert gates["perplexity_within_budget"].passed and not gates["kl_within_budget"].passed
+    ran = {e.step_key for e in result.all_events if e.event_type_value == "STEP_START"}
+    assert "model_image" not in ran
+    with pytest.raises(Exception, match="has not been materialized"):
+        ArtifactStore(tmp_path / "home/artifacts").ref("quantized_weights", MODEL)
 
 
 def test_two_bit_recipe_fails_the_gate_and_blocks_downstream(instance, own_demo_repo: Path, tmp_path: Path) -> None:
-    set_quantization(own_demo_repo, scheme="W2A16")
+    needs_wna16()
+    set_quantization(own_demo_repo, scheme="W2A16", fallback=[])
     result = materialize(instance, *CHAIN, "model_image")
     gates = checks(result)
     assert not gates["kl_within_budget"].passed, gates["kl_within_budget"].metadata
@@ -105,7 +176,8 @@ def test_weights_changed_after_verification_are_refused(instance, tmp_path: Path
 
 def test_a_killed_workload_leaves_nothing_a_later_step_could_take(instance, tmp_path: Path) -> None:
     assert materialize(instance, *CHAIN[:3]).success
-    job = job_for(pinned_spec(tmp_path / "home", MODEL))
+    snap = pinned_spec(tmp_path / "home", MODEL)
+    job = job_for(snap, preflight(snap))
     job_file = tmp_path / "job.json"
     job_file.write_text(json.dumps(job))
     output_root = Path(job["output_root"])

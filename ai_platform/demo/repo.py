@@ -83,7 +83,8 @@ verification:
   manifest: manifests/contract-qwen2.json   # written when the model was trained
 quantization:
   method: awq
-  scheme: W4A16
+  scheme: W4A16     # the production choice (vLLM's W4A16 GEMM: GPUs, AVX-512 CPUs)
+  fallback: [W8A8]  # where the target's vLLM has no W4A16 kernel (AVX2-only CPUs): int8
   group_size: 128
   symmetric: false
   ignore: [lm_head]
@@ -95,7 +96,7 @@ quantization:
   max_ppl_increase: 0.10
 serving:
   max_model_len: 1024
-  dtype: auto  # float32 for the model as trained; bfloat16 for its W4A16 build (the CPU WNA16 kernel)
+  dtype: auto  # the checkpoint's own (float32, also for W8A8); bfloat16 for W4A16 (the CPU WNA16 kernel)
   block_size: 32
   cpu_kv_cache_space_gib: 1
   max_num_seqs: 8

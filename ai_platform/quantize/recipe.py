@@ -12,20 +12,48 @@ from typing import Any
 from ai_platform.artifacts import canonical_json, sha256_hex
 
 
-def from_spec(quantization: Any) -> dict[str, Any]:
-    """`quantization` is config.Quantization (not imported: the workload env has no pydantic models)."""
+def from_spec(quantization: Any, scheme: str | None = None) -> dict[str, Any]:
+    """`quantization` is config.Quantization (not imported: the workload env has no pydantic models).
+
+    `scheme`: the one the serving preflight chose (the spec's own, or its fallback).
+    W{n}A16 is AWQ smoothing plus group-wise weight quantization; W8A8 is SmoothQuant
+    plus int8 per-channel weights and dynamic per-token int8 activations, the
+    compressed-tensors layout vLLM's CPU int8 kernel (oneDNN) serves.
+    """
+    scheme = scheme or quantization.scheme
     calibration = quantization.calibration
-    return {
-        "method": quantization.method,
-        "scheme": quantization.scheme,
-        "weights": {"num_bits": int(quantization.scheme[1]), "type": "int", "symmetric": quantization.symmetric,
-                    "strategy": "group", "group_size": quantization.group_size},
+    common = {
+        "scheme": scheme,
         "targets": ["Linear"],
         "ignore": list(quantization.ignore),
-        "awq": {"duo_scaling": "both"},
         "calibration": {"samples": calibration.samples, "max_seq_len": calibration.max_seq_len,
                         "holdout_fraction": calibration.holdout_fraction},
     }  # fmt: skip
+    if scheme == "W8A8":
+        return {
+            "method": "smoothquant",
+            **common,
+            "weights": {"num_bits": 8, "type": "int", "symmetric": True, "strategy": "channel"},
+            "input_activations": {"num_bits": 8, "type": "int", "symmetric": True, "strategy": "token",
+                                  "dynamic": True},
+            "smoothquant": {"smoothing_strength": 0.8},
+        }  # fmt: skip
+    return {
+        "method": quantization.method,
+        **common,
+        "weights": {"num_bits": int(scheme[1]), "type": "int", "symmetric": quantization.symmetric,
+                    "strategy": "group", "group_size": quantization.group_size},
+        "awq": {"duo_scaling": "both"},
+    }  # fmt: skip
+
+
+def describe(recipe: dict[str, Any]) -> str:
+    """One line for logs and metadata, e.g. "AWQ W4A16 (group 128, asymmetric)"."""
+    weights = recipe["weights"]
+    if recipe["method"] == "smoothquant":
+        return f"SmoothQuant {recipe['scheme']} (int8 per-channel weights, dynamic per-token int8 activations)"
+    symmetry = "symmetric" if weights["symmetric"] else "asymmetric"
+    return f"AWQ {recipe['scheme']} (group {weights['group_size']}, {symmetry})"
 
 
 def digest(recipe: dict[str, Any]) -> str:
@@ -33,14 +61,17 @@ def digest(recipe: dict[str, Any]) -> str:
 
 
 def modifiers(recipe: dict[str, Any]) -> list[Any]:
-    """AWQ smoothing, then W{n}A16 group quantization in compressed-tensors' pack-quantized format."""
+    """The llm-compressor modifiers: a smoothing pass, then quantization in compressed-tensors' format."""
     from llmcompressor.modifiers.quantization import QuantizationModifier
+
+    group: dict[str, Any] = {"targets": recipe["targets"], "weights": recipe["weights"]}
+    if "input_activations" in recipe:
+        group["input_activations"] = recipe["input_activations"]
+    quantize = QuantizationModifier(ignore=recipe["ignore"], config_groups={"group_0": group})
+    if recipe["method"] == "smoothquant":
+        from llmcompressor.modifiers.transform.smoothquant import SmoothQuantModifier
+
+        return [SmoothQuantModifier(smoothing_strength=recipe["smoothquant"]["smoothing_strength"]), quantize]
     from llmcompressor.modifiers.transform.awq import AWQModifier
 
-    return [
-        AWQModifier(duo_scaling=recipe["awq"]["duo_scaling"]),
-        QuantizationModifier(
-            ignore=recipe["ignore"],
-            config_groups={"group_0": {"targets": recipe["targets"], "weights": recipe["weights"]}},
-        ),
-    ]
+    return [AWQModifier(duo_scaling=recipe["awq"]["duo_scaling"]), quantize]

@@ -8,6 +8,8 @@ gate passed becomes the `quantized_weights` ref that later stages read.
 
 from __future__ import annotations
 
+import json
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,8 @@ from ai_platform.artifacts import ArtifactStore, canonical_json
 from ai_platform.config import Quantization
 from ai_platform.errors import QuantizationError
 from ai_platform.quantize import calibration, recipe
+from ai_platform.serving.runtime import Runtime, probe, title
+from ai_platform.serving.vllm import SERVE_PYTHON
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
 from ai_platform.weights import manifest as wm
@@ -26,19 +30,70 @@ KL_GATE = "kl_within_budget"
 
 
 @dataclass(frozen=True)
+class SchemeChoice:
+    """The serving preflight's decision: the scheme to produce for the target runtime, and why."""
+
+    requested: str
+    scheme: str
+    reason: str
+    runtime: Runtime | None  # None: the target was not probed (a Kubernetes GPU pool)
+
+
+def choose_scheme(q: Quantization, runtime: Runtime | None, spec_file: str) -> SchemeChoice:
+    """The spec's scheme if the runtime serves it, else the first of `fallback` it serves, else an error."""
+    if runtime is None:
+        return SchemeChoice(q.scheme, q.scheme, f"{q.scheme}: as the spec asks (the target runtime is not "
+                            "probed from here)", None)  # fmt: skip
+    why = runtime.missing(q.scheme)
+    if why is None:
+        return SchemeChoice(q.scheme, q.scheme, f"{title(q.scheme)}: as the spec asks; {runtime.describe()} serves it",
+                            runtime)  # fmt: skip
+    for scheme in q.fallback:
+        if runtime.missing(scheme) is None:
+            return SchemeChoice(q.scheme, scheme, f"{title(scheme)}: {why}, and the spec's fallback allows "
+                                f"{scheme}", runtime)  # fmt: skip
+    served = runtime.serves(quantized_only=True) or ["none (unquantized)"]
+    rule = (f"none of its fallback {q.fallback} is served either" if q.fallback
+            else "the spec allows no fallback (quantization.fallback is empty)")  # fmt: skip
+    raise QuantizationError(f"{spec_file}: quantization.scheme {q.scheme} cannot be served here: {why}; {rule}. "
+                            f"This runtime ({runtime.describe()}) serves {', '.join(served)}.")  # fmt: skip
+
+
+def preflight(snap: SpecSnapshot) -> SchemeChoice:
+    """Probe the target runtime (the serve environment on this machine) and choose the scheme."""
+    runtime = None if snap.platform.config.execution.target == "kubernetes" else probe(SERVE_PYTHON)
+    return choose_scheme(snap.spec.quantization, runtime, f"models/{snap.spec.name}.yaml")
+
+
+def record_preflight(warehouse: Warehouse, snap: SpecSnapshot, choice: SchemeChoice) -> None:
+    r = choice.runtime
+    serves = r.serves() if r else None
+    with warehouse.write() as con:
+        con.execute("INSERT INTO serving_preflights (preflight_id, model, stage, target, device, vllm_version,"
+                    " kernel_library, cpu_flags, isa_override, compute_capability, ops, serves, requested_scheme,"
+                    " chosen_scheme, reason) VALUES (?, ?, 'quantized_weights', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [uuid.uuid4().hex, snap.spec.name, snap.platform.config.execution.target,
+                     r.device if r else None, r.vllm if r else None, r.kernel_library if r else None,
+                     list(r.cpu_flags) if r else None, r.isa_override if r else None,
+                     r.compute_capability if r else None, json.dumps(r.ops) if r else None, serves,
+                     choice.requested, choice.scheme, choice.reason])  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Quantized:
     digest: str
     folder: str
     method: str
     report: dict[str, Any] = field(default_factory=dict)  # the workload's figures; empty for method none
     gates: dict[str, tuple[bool, str]] = field(default_factory=dict)
+    choice: SchemeChoice | None = None  # None for method none
 
     @property
     def passed(self) -> bool:
         return all(ok for ok, _ in self.gates.values())
 
 
-def job_for(snap: SpecSnapshot) -> dict[str, Any]:
+def job_for(snap: SpecSnapshot, choice: SchemeChoice) -> dict[str, Any]:
     """What the workload needs, as plain JSON (it travels as Pipes extras, possibly to a pod)."""
     store = ArtifactStore(snap.platform.artifacts_path)
     verified = store.ref("verified_weights", snap.spec.name)
@@ -47,7 +102,7 @@ def job_for(snap: SpecSnapshot) -> dict[str, Any]:
     calibration.split(calibration.load(files), q.calibration.holdout_fraction, q.calibration.samples)  # fail here
     return {"input_dir": verified["folder"], "input_manifest": str(store.blob_path(verified["digest"])),
             "output_root": str(snap.platform.artifacts_path / "quantized"),
-            "calibration_files": [str(f) for f in files], "recipe": recipe.from_spec(q), "seed": 0,
+            "calibration_files": [str(f) for f in files], "recipe": recipe.from_spec(q, choice.scheme), "seed": 0,
             "log_path": str(snap.platform.artifacts_path / "logs" / f"quantize-{snap.spec.name}.log")}  # fmt: skip
 
 
@@ -61,7 +116,7 @@ def gates(q: Quantization, report: dict[str, Any]) -> dict[str, tuple[bool, str]
     }  # fmt: skip
 
 
-def accept(snap: SpecSnapshot, report: dict[str, Any]) -> Quantized:
+def accept(snap: SpecSnapshot, choice: SchemeChoice, report: dict[str, Any]) -> Quantized:
     folder = Path(report["folder"])
     expected = snap.platform.artifacts_path / "quantized" / report["digest"]
     if folder.resolve() != expected.resolve():
@@ -70,7 +125,8 @@ def accept(snap: SpecSnapshot, report: dict[str, Any]) -> Quantized:
     actual = ArtifactStore(snap.platform.artifacts_path).put_json(manifest)  # the image stage reads it
     if actual != report["digest"]:
         raise QuantizationError(f"{folder}: manifest digest {actual[:12]}… != reported {report['digest'][:12]}…")
-    result = Quantized(actual, str(folder), "awq", report, gates(snap.spec.quantization, report))
+    method = recipe.from_spec(snap.spec.quantization, choice.scheme)["method"]
+    result = Quantized(actual, str(folder), method, report, gates(snap.spec.quantization, report), choice)
     _publish(snap, result)
     return result
 
@@ -94,13 +150,16 @@ def _publish(snap: SpecSnapshot, result: Quantized) -> None:
 def record(warehouse: Warehouse, snap: SpecSnapshot, result: Quantized) -> None:
     r = result.report
     verified = ArtifactStore(snap.platform.artifacts_path).ref("verified_weights", snap.spec.name)
-    spec_recipe = recipe.from_spec(snap.spec.quantization)
+    choice = result.choice
+    spec_recipe = recipe.from_spec(snap.spec.quantization, choice.scheme if choice else None)
     row = [result.digest, snap.spec.name, verified["digest"], result.method,
            canonical_json(spec_recipe).decode(), recipe.digest(spec_recipe), r.get("ppl_base"),
            r.get("ppl_quantized"), r.get("ppl_increase"), r.get("duration_s"), r.get("peak_memory_bytes"),
-           r.get("kl_divergence"), r.get("top1_agreement"), result.passed]  # fmt: skip
+           r.get("kl_divergence"), r.get("top1_agreement"), result.passed, choice.scheme if choice else "none",
+           snap.spec.quantization.scheme, choice.reason if choice else "method none: weights unchanged"]  # fmt: skip
     with warehouse.write() as con:
         con.execute("DELETE FROM quantizations WHERE digest = ?", [result.digest])
         con.execute("INSERT INTO quantizations (digest, model, input_digest, method, recipe, recipe_digest, ppl_base,"
                     " ppl_quantized, ppl_increase, duration_s, peak_memory_bytes, kl_divergence, top1_agreement,"
-                    " recipe_ok) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)  # fmt: skip
+                    f" recipe_ok, scheme, requested_scheme, scheme_reason) VALUES ({', '.join('?' * len(row))})",
+                    row)  # fmt: skip

