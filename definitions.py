@@ -3,7 +3,7 @@
 import dagster as dg
 
 from assets import all_assets, all_checks, learn_from_feedback, ship_model
-from assets.execution import executor
+from assets.execution import BACKEND, EXECUTION
 from assets.resources import default_resources
 from sensors import all_sensors
 
@@ -12,6 +12,6 @@ defs = dg.Definitions(
     asset_checks=all_checks,
     jobs=[ship_model, learn_from_feedback],
     sensors=all_sensors,
-    resources=default_resources(),
-    executor=executor(),  # platform.yaml's execution.target: embedded or kubernetes
+    resources=default_resources(EXECUTION),
+    executor=BACKEND.executor(),  # platform.yaml's execution.target: embedded or kubernetes
 )

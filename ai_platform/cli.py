@@ -42,12 +42,19 @@ def _json_default(value: Any) -> Any:
 
 
 def _warehouse_path(args: argparse.Namespace) -> Path:
+    """--warehouse, else platform.yaml's storage.warehouse (on $AI_PLATFORM_REPO's branch, if set) under the home."""
+    from ai_platform.changes import local_repo
+    from ai_platform.config import Storage, under
+    from ai_platform.platform_repo import config_at
+
     if args.warehouse:
         return Path(args.warehouse)
     home = os.environ.get("AI_PLATFORM_HOME")
-    if home:
-        return Path(home) / "warehouse.duckdb"
-    raise PlatformError("no warehouse given: pass --warehouse DB or set AI_PLATFORM_HOME")
+    if not home:
+        raise PlatformError("no warehouse given: pass --warehouse DB or set AI_PLATFORM_HOME")
+    repo, branch = os.environ.get("AI_PLATFORM_REPO"), os.environ.get("AI_PLATFORM_BRANCH", "main")
+    storage = config_at(local_repo(repo, Path(home)), branch).storage if repo else Storage()
+    return under(Path(home), storage.warehouse)
 
 
 # ---------------------------------------------------------------- handlers
@@ -127,8 +134,7 @@ def weights_verify(args: argparse.Namespace) -> int:
     if args.reference:
         fraction = wm.identical_fraction(actual, wm.load(Path(args.reference)))
         result["identical_to_reference"] = fraction
-        if fraction == 1.0:
-            problems.append("every tensor is byte-identical to the reference model: not a fine-tune")
+        problems += wm.not_a_fine_tune(fraction)
     if args.signature:
         try:
             signature = WeightsSignature(path=args.signature, public_key=args.public_key, identity=args.identity,
@@ -331,14 +337,13 @@ def serve(args: argparse.Namespace) -> None:
 
 
 def rollout_rollback(args: argparse.Namespace) -> None:
-    from ai_platform.rollout.local import rollback
+    from ai_platform.backend import for_config
     from ai_platform.specs import pinned_spec
 
-    done = rollback(pinned_spec(_home(args), args.model), log=lambda m: print(m, file=sys.stderr))
-    live = done.state.live
-    assert live is not None
-    _emit(args, {"model": args.model, "color": live.color, "image": live.image, "bundle": live.bundle},
-          f"{args.model}: {live.image} live on {live.color}")  # fmt: skip
+    snap = pinned_spec(_home(args), args.model)
+    done = for_config(snap.platform.config).rollback(snap, lambda m: print(m, file=sys.stderr))
+    _emit(args, {"model": args.model, "color": done.color, "image": done.image, "bundle": done.bundle},
+          f"{args.model}: {done.image} live on {done.color}")  # fmt: skip
 
 
 def rollout_stop(args: argparse.Namespace) -> None:

@@ -292,11 +292,11 @@ class Platform(BaseModel):
 
     def file(self, relative: str) -> Path:
         """A file of the platform repo, e.g. an eval set named by a model spec."""
-        return _under(self.root, relative)
+        return under(self.root, relative)
 
     def state(self, relative: str) -> Path:
         """A state location from platform.yaml (artifacts, warehouse, inbox)."""
-        return _under(self.home, relative)
+        return under(self.home, relative)
 
     @property
     def warehouse_path(self) -> Path:
@@ -318,7 +318,8 @@ class Platform(BaseModel):
             raise ConfigError(f"no model '{name}' in {self.root / 'models'} (known: {known})") from None
 
 
-def _under(base: Path, relative: str) -> Path:
+def under(base: Path, relative: str) -> Path:
+    """A location from the config: `relative` under `base`, unless it is absolute (or starts with ~)."""
     path = Path(relative).expanduser()
     return path if path.is_absolute() else base / path
 
@@ -330,12 +331,22 @@ def _read_yaml(path: Path) -> Any:
         raise ConfigError(f"{path}: file not found") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 (byte {exc.start})") from None
+    return _parse_yaml(text, str(path))
+
+
+def _parse_yaml(text: str, where: str) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
-        raise ConfigError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+        at = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        raise ConfigError(f"{where}{at}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+
+
+def parse_platform_config(text: str, where: str) -> PlatformConfig:
+    """platform.yaml's text, validated; every problem in one ConfigError naming `where` and the field."""
+    config: PlatformConfig = parse(PlatformConfig, _parse_yaml(text, where), Path(where))
+    return config
 
 
 def _describe(error: dict[str, Any]) -> str:

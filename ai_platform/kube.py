@@ -31,7 +31,7 @@ def gpu_pod_spec(platform: Platform, image: str | None, command: list[str], imag
     """A V1PodSpec (camelCase, as the Kubernetes API and dagster-k8s take it) for one GPU container."""
     k8s = platform.config.kubernetes
     if not image:
-        raise ConfigError(f"platform.yaml: kubernetes.gpu.{image_field}: required when execution.target is kubernetes")
+        raise ConfigError(f"platform.yaml: kubernetes.gpu.{image_field}: required to run on Kubernetes")
     gpu = {k8s.gpu.resource: str(k8s.gpu.count)}
     container: dict[str, Any] = {
         "name": "workload",

@@ -14,7 +14,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ai_platform.config import Platform, load_platform
+from ai_platform.config import Platform, PlatformConfig, load_platform, parse_platform_config
 from ai_platform.errors import PlatformRepoError
 
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
@@ -91,6 +91,12 @@ def load_at(repo: Path, home: Path, ref: str = "HEAD") -> tuple[Commit, Platform
     commit = resolve(repo, ref)
     root = export(repo, commit.sha, Path(home) / "snapshots" / commit.sha)
     return commit, load_platform(root, home=home)
+
+
+def config_at(repo: Path, ref: str) -> PlatformConfig:
+    """platform.yaml as committed at `ref`, validated, without exporting the tree."""
+    text = git(repo, "show", f"{ref}:platform.yaml").decode("utf-8", "replace")
+    return parse_platform_config(text, f"platform.yaml at {ref}")
 
 
 def model_names(repo: Path, ref: str = "HEAD") -> list[str]:

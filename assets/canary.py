@@ -5,13 +5,11 @@ import dagster as dg
 from ai_platform.evaluation.report import comparison, latency_histogram, latency_svg
 from ai_platform.evaluation.scoring import METRICS
 from ai_platform.evaluation.stage import record, run_canary
-from assets.execution import GPU_STEP_TAGS
+from ai_platform.records import ModelImage, PromptBundle
+from assets import versions
+from assets.execution import GPU_STEP_TAGS, ExecutionBackend
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
-
-# Bump when this stage's logic (here or in the ai_platform code it calls) changes: the UI then
-# marks its materializations stale, as it does when an upstream data version changes.
-CODE_VERSION = "1"
 
 # One blocking check per metric a spec may gate on; an ungated metric's check passes and says so.
 GATES = [
@@ -22,7 +20,7 @@ GATES = [
 
 @dg.asset(
     partitions_def=models_partitions,
-    code_version=CODE_VERSION,
+    code_version=versions.CANARY,
     deps=["model_image", "prompt_bundle"],
     group_name="release",
     kinds={"vllm", "duckdb"},
@@ -31,11 +29,16 @@ GATES = [
     op_tags=GPU_STEP_TAGS,  # on Kubernetes this step's pod serves vLLM itself
     description="Champion vs challenger on the eval set: schema validity, repetition, coherence, PII, recall, latency.",
 )
-def canary_eval(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
+def canary_eval(
+    context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource, execution: ExecutionBackend
+) -> dg.MaterializeResult:
     snap = platform_repo.pinned(context.partition_key)
-    warehouse = platform_repo.warehouse(snap)
-    result = run_canary(snap, warehouse, context.log.info)
-    record(warehouse, snap, result)
+    records, warehouse, backend = platform_repo.records(snap), platform_repo.warehouse(snap), execution.for_run(snap)
+    image, bundle = records.read(ModelImage, snap.spec.name), records.read(PromptBundle, snap.spec.name)
+    result = run_canary(snap, warehouse, image, bundle, target=backend.target,
+                        serve=lambda digest: backend.serve_candidate(snap, digest, context.log.info))  # fmt: skip
+    records.publish(result.record, snap.spec.name, passed=result.passed)  # the rollout's only input
+    record(warehouse, snap, result, target=backend.target, idle_color=backend.idle_color(snap))
     candidate, champion = result.candidate, result.champion
     checks = []
     for metric in METRICS:

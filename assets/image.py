@@ -3,18 +3,16 @@
 import dagster as dg
 
 from ai_platform.image.stage import build_model_image, record
+from ai_platform.records import QuantizedWeights, RawWeights
+from assets import versions
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
-
-# Bump when this stage's logic (here or in the ai_platform code it calls) changes: the UI then
-# marks its materializations stale, as it does when an upstream data version changes.
-CODE_VERSION = "1"
 
 
 @dg.asset(
     partitions_def=models_partitions,
-    code_version=CODE_VERSION,
-    deps=["quantized_weights"],
+    code_version=versions.IMAGE,
+    deps=["quantized_weights", "raw_weights"],
     group_name="packaging",
     kinds={"oci"},
     owners=["team:ml-platform"],
@@ -22,7 +20,10 @@ CODE_VERSION = "1"
 )
 def model_image(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
     snap = platform_repo.pinned(context.partition_key)
-    image = build_model_image(snap)
+    records = platform_repo.records(snap)
+    quantized, raw = records.read(QuantizedWeights, snap.spec.name), records.read(RawWeights, snap.spec.name)
+    image = build_model_image(snap, quantized, raw)
+    records.publish(image.record, snap.spec.name)
     record(platform_repo.warehouse(snap), snap, image)
     layers = [dg.TableRecord({"layer": layer["title"], "digest": layer["digest"][7:19], "bytes": layer["size"],
                               "reused": layer["reused"]}) for layer in image.built.layers]  # fmt: skip

@@ -2,17 +2,14 @@
 
 import dagster as dg
 
+from assets import versions
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
-
-# Bump when this stage's logic (here or in the ai_platform code it calls) changes: the UI then
-# marks its materializations stale, as it does when an upstream data version changes.
-CODE_VERSION = "1"
 
 
 @dg.asset(
     partitions_def=models_partitions,
-    code_version=CODE_VERSION,
+    code_version=versions.MODEL_SPEC,
     group_name="platform_repo",
     kinds={"git", "yaml"},
     owners=["team:ml-platform"],

@@ -4,22 +4,13 @@ import json
 
 import dagster as dg
 
+from ai_platform.image.locations import bundle_repository
 from ai_platform.prompts.render import request_body
-from ai_platform.prompts.stage import (
-    build_bundle,
-    bundle_repository,
-    compile_model_prompts,
-    example_values,
-    record_versions,
-    serveability,
-    stored_prompts,
-)
+from ai_platform.prompts.stage import build_bundle, compile_model_prompts, example_values, record_versions
+from ai_platform.records import CompiledPrompts
+from assets import versions
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
-
-# Bump when this stage's logic (here or in the ai_platform code it calls) changes: the UI then
-# marks its materializations stale, as it does when an upstream data version changes.
-CODE_VERSION = "1"
 
 SERVEABLE = dg.AssetCheckSpec(
     "prompts_serveable",
@@ -31,7 +22,7 @@ SERVEABLE = dg.AssetCheckSpec(
 
 @dg.asset(
     partitions_def=models_partitions,
-    code_version=CODE_VERSION,
+    code_version=versions.PROMPTS,
     deps=["model_spec"],
     group_name="prompts",
     kinds={"json"},
@@ -42,26 +33,25 @@ SERVEABLE = dg.AssetCheckSpec(
 def compiled_prompts(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
     snap = platform_repo.pinned(context.partition_key)
     prompts = compile_model_prompts(snap)
+    platform_repo.records(snap).publish(prompts.record, snap.spec.name, passed=prompts.passed)
     record_versions(platform_repo.warehouse(snap), snap, prompts)
     for warning in (w for p in prompts.prompts for w in p.warnings):
         context.log.warning(str(warning))
-    documents = stored_prompts(snap)
-    problems = [problem for document in documents for problem in serveability(snap, document)]
     metadata: dict[str, dg.RawMetadataValue] = {"commit": snap.commit.sha, "versions": prompts.versions()}
-    for document in documents:
+    for document in prompts.documents:
         body = request_body(document, example_values(snap, document), model=snap.spec.name)
         metadata[f"{document['name']}/output_schema"] = dg.MetadataValue.json(document["output_schema"] or {})
         metadata[f"{document['name']}/example_request"] = dg.MetadataValue.md(
             f"```json\n{json.dumps(body, ensure_ascii=False, indent=2)}\n```"
         )
-    check = dg.AssetCheckResult(check_name=SERVEABLE.name, passed=not problems,
-                                metadata={"problems": "\n".join(problems) or "none"})  # fmt: skip
+    problems = "\n".join(prompts.problems) or "none"
+    check = dg.AssetCheckResult(check_name=SERVEABLE.name, passed=prompts.passed, metadata={"problems": problems})
     return dg.MaterializeResult(metadata=metadata, check_results=[check], data_version=dg.DataVersion(prompts.digest))
 
 
 @dg.asset(
     partitions_def=models_partitions,
-    code_version=CODE_VERSION,
+    code_version=versions.PROMPTS,
     deps=["compiled_prompts"],
     group_name="prompts",
     kinds={"oci"},
@@ -70,7 +60,9 @@ def compiled_prompts(context: dg.AssetExecutionContext, platform_repo: PlatformR
 )
 def prompt_bundle(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
     snap = platform_repo.pinned(context.partition_key)
-    descriptor = build_bundle(snap)
+    records = platform_repo.records(snap)
+    descriptor, bundle = build_bundle(snap, records.read(CompiledPrompts, snap.spec.name))
+    records.publish(bundle, snap.spec.name)
     return dg.MaterializeResult(
         metadata={
             "digest": descriptor.digest,

@@ -17,12 +17,11 @@ from ai_platform.quantize.stage import (
     record,
     record_preflight,
 )
+from ai_platform.records import VerifiedWeights
+from assets import versions
+from assets.execution import ExecutionBackend
 from assets.partitions import models_partitions
-from assets.resources import PlatformRepoResource, WorkloadRunner
-
-# Bump when this stage's logic (here or in the ai_platform code it calls) changes: the UI then
-# marks its materializations stale, as it does when an upstream data version changes.
-CODE_VERSION = "2"  # 2: the serving preflight picks the scheme (issue 16)
+from assets.resources import PlatformRepoResource
 
 PERPLEXITY = dg.AssetCheckSpec(
     PPL_GATE,
@@ -42,7 +41,7 @@ FIGURES = ("ppl_base", "ppl_quantized", "ppl_increase", "kl_divergence", "top1_a
 
 @dg.asset(
     partitions_def=models_partitions,
-    code_version=CODE_VERSION,
+    code_version=versions.QUANTIZE,
     deps=["verified_weights", "model_spec"],
     group_name="weights",
     kinds={"pytorch", "python"},
@@ -52,17 +51,21 @@ FIGURES = ("ppl_base", "ppl_quantized", "ppl_increase", "kl_divergence", "top1_a
     " llm-compressor; the verified weights unchanged for method: none.",
 )
 def quantized_weights(
-    context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource, workloads: WorkloadRunner
+    context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource, execution: ExecutionBackend
 ) -> dg.MaterializeResult:
     snap = platform_repo.pinned(context.partition_key)
-    warehouse = platform_repo.warehouse(snap)
+    records, warehouse = platform_repo.records(snap), platform_repo.warehouse(snap)
+    verified = records.read(VerifiedWeights, snap.spec.name)
     if snap.spec.quantization.method == "none":
-        result = passthrough(snap)
+        result = passthrough(verified)
     else:
-        choice = preflight(snap)  # raises, naming the missing kernel, before any work
-        record_preflight(warehouse, snap, choice)
+        backend = execution.for_run(snap)
+        choice = preflight(snap, backend.runtime())  # raises, naming the missing kernel, before any work
+        record_preflight(warehouse, snap, choice, backend.target)
         context.log.info(f"serving preflight: {choice.reason}")
-        result = accept(snap, choice, workloads.run(context, MODULE, job_for(snap, choice), snap.platform))
+        report = execution.run_workload(context, MODULE, job_for(snap, verified, choice), snap)
+        result = accept(snap, verified, choice, report)
+    records.publish(result.record, snap.spec.name, passed=result.passed)
     record(warehouse, snap, result)
     checks = [dg.AssetCheckResult(check_name=name, passed=ok, metadata={"detail": detail})
               for name, (ok, detail) in result.gates.items()]  # fmt: skip

@@ -2,13 +2,11 @@
 
 import dagster as dg
 
+from ai_platform.records import RawWeights
 from ai_platform.weights.stage import fetch_raw, record, verify
+from assets import versions
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
-
-# Bump when this stage's logic (here or in the ai_platform code it calls) changes: the UI then
-# marks its materializations stale, as it does when an upstream data version changes.
-CODE_VERSION = "1"
 
 VERIFIED = dg.AssetCheckSpec(
     "weights_match_trusted_hashes",
@@ -20,7 +18,7 @@ VERIFIED = dg.AssetCheckSpec(
 
 @dg.asset(
     partitions_def=models_partitions,
-    code_version=CODE_VERSION,
+    code_version=versions.WEIGHTS,
     deps=["model_spec"],
     group_name="weights",
     kinds={"huggingface", "safetensors"},
@@ -28,22 +26,24 @@ VERIFIED = dg.AssetCheckSpec(
     description="The spec's source downloaded at exactly one commit, with per-file sha256.",
 )
 def raw_weights(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
-    raw = fetch_raw(platform_repo.pinned(context.partition_key))
-    table = [dg.TableRecord({"path": f["path"], "size": f["size"], "sha256": f["sha256"]}) for f in raw["files"]]
+    snap = platform_repo.pinned(context.partition_key)
+    raw = fetch_raw(snap)
+    platform_repo.records(snap).publish(raw, snap.spec.name)
+    table = [dg.TableRecord({"path": f.path, "size": f.size, "sha256": f.sha256}) for f in raw.files]
     return dg.MaterializeResult(
         metadata={
-            "commit": raw["commit"],
-            "files": len(raw["files"]),
-            "bytes": sum(f["size"] for f in raw["files"]),
+            "commit": raw.commit,
+            "files": len(raw.files),
+            "bytes": sum(f.size for f in raw.files),
             "file_hashes": dg.MetadataValue.table(table),
         },
-        data_version=dg.DataVersion(raw["digest"]),
+        data_version=dg.DataVersion(raw.digest),
     )
 
 
 @dg.asset(
     partitions_def=models_partitions,
-    code_version=CODE_VERSION,
+    code_version=versions.WEIGHTS,
     deps=["raw_weights"],
     group_name="weights",
     kinds={"safetensors", "duckdb"},
@@ -53,7 +53,9 @@ def raw_weights(context: dg.AssetExecutionContext, platform_repo: PlatformRepoRe
 )
 def verified_weights(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
     snap = platform_repo.pinned(context.partition_key)
-    result = verify(snap)
+    records = platform_repo.records(snap)
+    result = verify(snap, records.read(RawWeights, snap.spec.name))
+    records.publish(result.record, snap.spec.name, passed=result.passed)
     record(platform_repo.warehouse(snap), snap, result)
     tensors = sum(len(f.get("tensors", [])) for f in result.manifest["files"])
     check = dg.AssetCheckResult(

@@ -53,8 +53,8 @@ def start_gateway(home: Path) -> tuple[Any, threading.Thread, str]:
     import httpx
     import uvicorn
 
-    from ai_platform.rollout.local import GATEWAY_URL_FILE
     from ai_platform.serving.gateway import create_app
+    from ai_platform.serving.state import GATEWAY_URL_FILE
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

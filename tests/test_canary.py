@@ -14,7 +14,7 @@ from conftest import MODEL, SERVE_PYTHON, materialize
 
 from ai_platform.platform_repo import git
 from ai_platform.rollout import local
-from ai_platform.rollout import state as rollout_state
+from ai_platform.serving import state as rollout_state
 from ai_platform.warehouse import Warehouse
 
 pytestmark = [

@@ -19,7 +19,7 @@ EXPECTED_DEPS = {
     "raw_weights": {"model_spec"},
     "verified_weights": {"raw_weights"},
     "quantized_weights": {"verified_weights", "model_spec"},
-    "model_image": {"quantized_weights"},
+    "model_image": {"quantized_weights", "raw_weights"},
     "compiled_prompts": {"model_spec"},
     "prompt_bundle": {"compiled_prompts"},
     "canary_eval": {"model_image", "prompt_bundle"},

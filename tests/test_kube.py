@@ -96,8 +96,8 @@ def test_kubernetes_profile_is_read_from_the_tracked_branch(tmp_path: Path) -> N
                                                              "-qm", "k8s"]):  # fmt: skip
         subprocess.run(["git", *args], cwd=repo, check=True)
     (repo / "platform.yaml").write_text("name: acme\n")  # uncommitted: not what the branch says
-    probe = "import assets.execution as e; print(e.KUBERNETES, sorted(e.GPU_STEP_TAGS))"
+    probe = "import assets.execution as e; print(e.BACKEND.target, sorted(e.GPU_STEP_TAGS))"
     env = {"AI_PLATFORM_REPO": str(repo), "AI_PLATFORM_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parent.parent).stdout  # fmt: skip
-    assert out.strip() == "True ['dagster-k8s/config']"
+    assert out.strip() == "kubernetes ['dagster-k8s/config']"

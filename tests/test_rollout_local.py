@@ -18,16 +18,15 @@ import pytest
 import uvicorn
 from conftest import MODEL, SERVE_PYTHON, materialize
 
-from ai_platform.artifacts import ArtifactStore
 from ai_platform.image import build as image_build
-from ai_platform.image.stage import local_registry
+from ai_platform.image.locations import bundle_repository, local_registry
 from ai_platform.image.unpack import unpack
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import CompiledPrompt
-from ai_platform.prompts.stage import bundle_repository
+from ai_platform.records import ModelImage, PromptBundle, Records
 from ai_platform.rollout import local
-from ai_platform.rollout.local import GATEWAY_URL_FILE
 from ai_platform.serving.gateway import create_app
+from ai_platform.serving.state import GATEWAY_URL_FILE
 from ai_platform.specs import pinned_spec
 from ai_platform.warehouse import Warehouse
 
@@ -100,8 +99,8 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     assert materialize(instance, *CHAIN).success
     home = tmp_path / "home"
     snap = pinned_spec(home, MODEL)
-    store = ArtifactStore(snap.platform.artifacts_path)
-    image_a, bundle_a = store.ref("model_image", MODEL)["digest"], store.ref("prompt_bundle", MODEL)["digest"]
+    records = Records(snap.platform.artifacts_path)
+    image_a, bundle_a = records.read(ModelImage, MODEL).digest, records.read(PromptBundle, MODEL).digest
     case = json.loads((own_demo_repo / "evals/contract_review.jsonl").read_text(encoding="utf-8").splitlines()[0])
 
     first = local.deploy(snap, image_a, bundle_a, log=print)

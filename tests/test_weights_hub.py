@@ -122,13 +122,13 @@ def test_raw_weights_records_commit_and_lfs_sha256_per_file(
     snap = snapshot_model_spec(own_demo_repo, tmp_path / "home", MODEL)
     raw = fetch_raw(snap)
     head = fake_hub.commits[fake_hub.main]
-    assert raw["commit"] == fake_hub.main
-    by_path = {f["path"]: f for f in raw["files"]}
+    assert raw.commit == fake_hub.main
+    by_path = {f.path: f for f in raw.files}
     assert sorted(by_path) == ["config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
     for name, entry in by_path.items():
-        assert entry["sha256"] == hashlib.sha256(head[name]).hexdigest()
-        assert entry["lfs_sha256"] == (entry["sha256"] if name.endswith(".safetensors") else None)
-    result = verify(snap)
+        assert entry.sha256 == hashlib.sha256(head[name]).hexdigest()
+        assert entry.lfs_sha256 == (entry.sha256 if name.endswith(".safetensors") else None)
+    result = verify(snap, raw)
     assert result.passed and result.against == "the hub's LFS sha256" and result.source_commit == fake_hub.main
 
 

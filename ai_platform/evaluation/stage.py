@@ -4,40 +4,34 @@ The candidate is served from its model image (unpacked and held to its
 digests), with the prompts of its prompt bundle; the champion is whatever the
 `deployments` table says is live, served the same way with its own bundle. Both
 answer the same eval cases; every gate is judged on the candidate, absolute or
-relative to the champion. Only a candidate whose every gate passed becomes the
-`canary_eval` ref that the rollout reads.
+relative to the champion. Where the servers run (vLLM subprocesses here, or
+Deployments in a cluster) is the execution backend's business: it hands in
+`serve`, which yields a base URL for an image digest.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
-
-import httpx
 
 from ai_platform.artifacts import ArtifactStore, canonical_json
 from ai_platform.errors import PlatformError
 from ai_platform.evaluation.gates import Verdict, by_metric, judge
 from ai_platform.evaluation.injection import InjectionClassifier, injection_score
 from ai_platform.evaluation.scoring import CaseScore, aggregate, run_and_score
-from ai_platform.image.stage import local_registry
-from ai_platform.image.unpack import unpack
+from ai_platform.image.locations import bundle_repository, local_registry
 from ai_platform.prompts import bundle
 from ai_platform.prompts.render import render_messages, request_body
-from ai_platform.prompts.stage import bundle_repository
-from ai_platform.rollout import state as rollout_state
-from ai_platform.rollout.kubernetes import candidate_server
-from ai_platform.serving.vllm import SERVE_PYTHON, launch
+from ai_platform.records import CanaryPass, ModelImage, PromptBundle
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
 
-Log = Callable[[str], None]
+Serve = Callable[[str], AbstractContextManager[str]]  # an image digest -> a server's base URL, while open
 
 
 class EvalSetError(PlatformError):
@@ -70,6 +64,11 @@ class CanaryResult:
     @property
     def passed(self) -> bool:
         return all(v.passed for v in self.verdicts.values())
+
+    @property
+    def record(self) -> CanaryPass:
+        run = self.candidate
+        return CanaryPass(run.image_digest, run.bundle_digest, run.run_id)
 
 
 def load_cases(snap: SpecSnapshot) -> list[dict[str, Any]]:
@@ -114,40 +113,6 @@ def _input_text(document: dict[str, Any], case: dict[str, Any]) -> str:
     return "\n".join(m["content"] for m in render_messages(document, case["vars"]) if m["role"] == "user")
 
 
-@contextmanager
-def serving(snap: SpecSnapshot, image_digest: str, log: Log) -> Iterator[str]:
-    """A server for the image: the live color when it already serves these exact weights, else a new one.
-
-    A prompt-only change is evaluated on the live server (no vLLM start, which takes
-    ~50 s here): the weights are the same bytes, only the requests differ. On
-    Kubernetes the server is a candidate Deployment (or the live Service).
-    """
-    platform, model = snap.platform, snap.spec.name
-    if platform.config.execution.target == "kubernetes":
-        with candidate_server(snap, image_digest, log=log) as base_url:
-            yield base_url
-        return
-    live = rollout_state.load(platform.home, model).live
-    if live and live.image == image_digest and _healthy(live.base_url):
-        log(f"evaluating on the live {live.color} server ({image_digest[:19]}): same weights, no new vLLM")
-        yield live.base_url
-        return
-    model_dir = unpack(local_registry(platform, model), image_digest, platform.artifacts_path / "serving")
-    device = "gpu" if shutil.which("nvidia-smi") else "cpu"
-    log(f"serving {image_digest[:19]} from {model_dir} on {device}")
-    with launch(model_dir, model, snap.spec.serving, python=SERVE_PYTHON, device=device,
-                log_path=platform.artifacts_path / "logs" / f"vllm-canary-{image_digest[7:19]}.log",
-                on_log=lambda line: log(f"vllm: {line}")) as server:  # fmt: skip
-        yield server.base_url
-
-
-def _healthy(base_url: str) -> bool:
-    try:
-        return httpx.get(f"{base_url}/health", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
 def evaluate(snap: SpecSnapshot, base_url: str, role: str, image_digest: str, bundle_digest: str) -> EvalRun:
     """The eval set, as the bundle's prompt renders it, against a server of the image."""
     platform, model, canary = snap.platform, snap.spec.name, snap.spec.canary
@@ -180,38 +145,36 @@ def live_champion(warehouse: Warehouse, model: str, target: str) -> tuple[str, s
     return (rows[0][0], rows[0][1]) if rows and rows[0][1] else None
 
 
-def run_canary(snap: SpecSnapshot, warehouse: Warehouse, log: Log) -> CanaryResult:
-    store = ArtifactStore(snap.platform.artifacts_path)
-    image = store.ref("model_image", snap.spec.name)["digest"]
-    prompts = store.ref("prompt_bundle", snap.spec.name)["digest"]
-    live = live_champion(warehouse, snap.spec.name, snap.platform.config.execution.target)
+def run_canary(snap: SpecSnapshot, warehouse: Warehouse, model_image: ModelImage, bundle: PromptBundle, *,
+               serve: Serve, target: str) -> CanaryResult:  # fmt: skip
+    """The candidate (and the live champion on `target`, if any) against the eval set, judged by the gates."""
+    image, prompts = model_image.digest, bundle.digest
+    live = live_champion(warehouse, snap.spec.name, target)
     champion_needed = live is not None and live != (image, prompts)
-    with serving(snap, image, log) as base_url:
+    with serve(image) as base_url:
         candidate = evaluate(snap, base_url, "challenger", image, prompts)
         champion = None
         if champion_needed and live and live[0] == image:  # same weights: same server, the champion's prompts
             champion = evaluate(snap, base_url, "champion", *live)
     if champion_needed and live and live[0] != image:
-        with serving(snap, live[0], log) as base_url:
+        with serve(live[0]) as base_url:
             champion = evaluate(snap, base_url, "champion", *live)
     verdicts = judge(snap.spec.canary.gates, candidate.metrics, champion.metrics if champion else None)
     result = CanaryResult(candidate, champion, by_metric(verdicts))
     candidate.passed = result.passed
-    if result.passed:
-        store.set_ref("canary_eval", snap.spec.name, {"image": image, "bundle": prompts, "run_id": candidate.run_id})
     return result
 
 
-def record(warehouse: Warehouse, snap: SpecSnapshot, result: CanaryResult) -> None:
+def record(warehouse: Warehouse, snap: SpecSnapshot, result: CanaryResult, *, target: str, idle_color: str) -> None:
+    """eval_runs, eval_cases and the candidate's replies; a `rejected` deployments row on a failure."""
     runs = [r for r in (result.candidate, result.champion) if r is not None]
     eval_set = ",".join(snap.spec.canary.evals)
     with warehouse.write() as con:
         if not result.passed:  # the incumbent stays live; the deployments log says which candidate and why
             failed = "; ".join(v.detail for v in result.verdicts.values() if not v.passed)
-            idle = rollout_state.load(snap.platform.home, snap.spec.name).idle_color
             con.execute("INSERT INTO deployments (deployment_id, model, target, color, image_digest, bundle_digest,"
                         " status, reason, ended_at) VALUES (?, ?, ?, ?, ?, ?, 'rejected', ?, now())",
-                        [uuid.uuid4().hex, snap.spec.name, snap.platform.config.execution.target, idle,
+                        [uuid.uuid4().hex, snap.spec.name, target, idle_color,
                          result.candidate.image_digest, result.candidate.bundle_digest,
                          f"canary gates failed: {failed}"])  # fmt: skip
         for run in runs:

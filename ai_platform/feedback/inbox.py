@@ -16,12 +16,10 @@ import time
 from dataclasses import astuple, dataclass
 from pathlib import Path
 
-import yaml
-
-from ai_platform.config import PlatformConfig, parse
-from ai_platform.errors import ConfigError, FeedbackError
+from ai_platform.config import under
+from ai_platform.errors import FeedbackError
 from ai_platform.feedback.formats import FORMATS
-from ai_platform.platform_repo import git
+from ai_platform.platform_repo import config_at
 
 SETTLE_S = 5.0
 
@@ -57,14 +55,7 @@ def files_in(cursor: str | None) -> list[InboxFile]:
 
 def inbox_path(repo: Path, home: Path, ref: str) -> Path:
     """platform.yaml's feedback.inbox at `ref`, under the platform home unless absolute."""
-    text = git(repo, "show", f"{ref}:platform.yaml").decode("utf-8", "replace")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"platform.yaml at {ref}: invalid YAML: {exc}") from None
-    config = parse(PlatformConfig, data, Path(f"platform.yaml at {ref}"))
-    inbox = Path(config.feedback.inbox).expanduser()
-    return inbox if inbox.is_absolute() else home / inbox
+    return under(home, config_at(repo, ref).feedback.inbox)
 
 
 def scan(inbox: Path, cursor: str | None = None, *, now: float | None = None, settle_s: float = SETTLE_S) -> Scan:

@@ -40,6 +40,8 @@ MAX_NAME = 64  # the OpenAI API's limit on response_format.json_schema.name
 
 @dataclass(frozen=True)
 class CompiledPrompt:
+    """One compiled .prompt document and its version."""
+
     document: dict[str, Any]
     version: str  # sha256 of the canonical document
     warnings: tuple[Warning_, ...]
@@ -92,7 +94,12 @@ def compile_bytes(data: bytes, path: str) -> CompiledPrompt:
         "output_schema": output,
         "request": request,
     }
-    return CompiledPrompt(document, sha256_hex(canonical_json(document)), tuple(warnings))
+    return CompiledPrompt(document, version_of(document), tuple(warnings))
+
+
+def version_of(document: dict[str, Any]) -> str:
+    """A compiled prompt's version: the sha256 of its canonical JSON."""
+    return sha256_hex(canonical_json(document))
 
 
 def _suggest(word: str, known: tuple[str, ...]) -> str:

@@ -15,24 +15,43 @@ from typing import Any
 from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
 from ai_platform.errors import PromptError
 from ai_platform.image.layout import Descriptor
-from ai_platform.image.stage import local_registry, publish
+from ai_platform.image.locations import bundle_repository, local_registry, publish
 from ai_platform.prompts import bundle, engine
-from ai_platform.prompts.compiler import CompiledPrompt, compile_file
+from ai_platform.prompts.compiler import CompiledPrompt, compile_file, version_of
 from ai_platform.prompts.render import render_messages
+from ai_platform.records import CompiledPrompts, PromptBundle, PromptVersion
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
 
 
 @dataclass(frozen=True)
 class PromptSet:
+    """Every prompt a model uses, compiled; serveable only when `problems` is empty."""
+
     prompts: list[CompiledPrompt]
     digest: str  # over (name, version) pairs: unchanged prompts, unchanged data version
+    commit: str
+    problems: list[str]  # why the engine would not serve a prompt (the prompts_serveable check)
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    @property
+    def documents(self) -> list[dict[str, Any]]:
+        return [p.document for p in self.prompts]
 
     def versions(self) -> dict[str, str]:
         return {p.name: p.version for p in self.prompts}
 
+    @property
+    def record(self) -> CompiledPrompts:
+        pairs = tuple(PromptVersion(p.name, p.version) for p in sorted(self.prompts, key=lambda p: p.name))
+        return CompiledPrompts(self.digest, self.commit, pairs)
+
 
 def compile_model_prompts(snap: SpecSnapshot) -> PromptSet:
+    """Compile every prompt the spec uses into the artifact store, and check each stored one is serveable."""
     store = ArtifactStore(snap.platform.artifacts_path)
     compiled = [
         compile_file(snap.platform.file(f"prompts/{name}.prompt"), display_path=f"prompts/{name}.prompt")
@@ -41,12 +60,9 @@ def compile_model_prompts(snap: SpecSnapshot) -> PromptSet:
     for prompt in compiled:
         store.put_bytes(prompt.canonical())
     pairs = sorted((p.name, p.version) for p in compiled)
-    result = PromptSet(compiled, sha256_hex(canonical_json(pairs)))
-    listing = [{"name": n, "version": v} for n, v in pairs]
-    store.set_ref(
-        "compiled_prompts", snap.spec.name, {"digest": result.digest, "commit": snap.commit.sha, "prompts": listing}
-    )
-    return result
+    stored = stored_prompts(store, [p.version for p in compiled])
+    problems = [problem for document in stored for problem in serveability(snap, document)]
+    return PromptSet(compiled, sha256_hex(canonical_json(pairs)), snap.commit.sha, problems)
 
 
 def record_versions(warehouse: Warehouse, snap: SpecSnapshot, prompts: PromptSet) -> None:
@@ -60,14 +76,13 @@ def record_versions(warehouse: Warehouse, snap: SpecSnapshot, prompts: PromptSet
         )
 
 
-def stored_prompts(snap: SpecSnapshot) -> list[dict[str, Any]]:
-    """The compiled documents compiled_prompts recorded, each re-read and checked by its digest."""
-    store = ArtifactStore(snap.platform.artifacts_path)
+def stored_prompts(store: ArtifactStore, versions: list[str]) -> list[dict[str, Any]]:
+    """Compiled documents as the artifact store holds them, each re-read and held to its version."""
     documents = []
-    for entry in store.ref("compiled_prompts", snap.spec.name)["prompts"]:
-        data = store.blob_path(entry["version"]).read_bytes()
-        if sha256_hex(data) != entry["version"]:
-            raise PromptError(f"compiled prompt {entry['name']}: stored bytes do not match version {entry['version']}")
+    for version in versions:
+        data = store.blob_path(version).read_bytes()
+        if sha256_hex(data) != version:
+            raise PromptError(f"compiled prompt: stored bytes do not match version {version}")
         documents.append(json.loads(data))
     return documents
 
@@ -93,17 +108,13 @@ def serveability(snap: SpecSnapshot, document: dict[str, Any]) -> list[str]:
     return [f"{document['name']}: {problem}" for problem in found]
 
 
-def bundle_repository(model: str) -> str:
-    return f"{model}-prompts"
-
-
-def build_bundle(snap: SpecSnapshot) -> Descriptor:
+def build_bundle(snap: SpecSnapshot, compiled: CompiledPrompts) -> tuple[Descriptor, PromptBundle]:
+    """The serveable prompts as one OCI artifact, pushed where platform.yaml says."""
     store = ArtifactStore(snap.platform.artifacts_path)
-    prompts = [CompiledPrompt(d, sha256_hex(canonical_json(d)), ()) for d in stored_prompts(snap)]
+    documents = stored_prompts(store, [p.version for p in compiled.prompts])
+    prompts = [CompiledPrompt(d, version_of(d), ()) for d in documents]
     repository = bundle_repository(snap.spec.name)
     layout = local_registry(snap.platform, repository)
     descriptor = bundle.build(layout, snap.spec.name, prompts)
     publish(snap.platform, layout, repository, descriptor)
-    store.set_ref("prompt_bundle", snap.spec.name, {"digest": descriptor.digest, "commit": snap.commit.sha,
-                                                    "layout": str(layout.root)})  # fmt: skip
-    return descriptor
+    return descriptor, PromptBundle(descriptor.digest, compiled.commit, str(layout.root))

@@ -2,8 +2,7 @@
 re-verified, the quality gates, and the warehouse record.
 
 The workload's report is not taken on trust: the output folder is hashed again
-here and must be named by its own manifest digest. Only a result whose every
-gate passed becomes the `quantized_weights` ref that later stages read.
+here and must be named by its own manifest digest.
 """
 
 from __future__ import annotations
@@ -18,8 +17,8 @@ from ai_platform.artifacts import ArtifactStore, canonical_json
 from ai_platform.config import Quantization
 from ai_platform.errors import QuantizationError
 from ai_platform.quantize import calibration, recipe
-from ai_platform.serving.runtime import Runtime, probe, title
-from ai_platform.serving.vllm import SERVE_PYTHON
+from ai_platform.records import QuantizedWeights, VerifiedWeights
+from ai_platform.serving.runtime import Runtime, title
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
 from ai_platform.weights import manifest as wm
@@ -59,20 +58,19 @@ def choose_scheme(q: Quantization, runtime: Runtime | None, spec_file: str) -> S
                             f"This runtime ({runtime.describe()}) serves {', '.join(served)}.")  # fmt: skip
 
 
-def preflight(snap: SpecSnapshot) -> SchemeChoice:
-    """Probe the target runtime (the serve environment on this machine) and choose the scheme."""
-    runtime = None if snap.platform.config.execution.target == "kubernetes" else probe(SERVE_PYTHON)
+def preflight(snap: SpecSnapshot, runtime: Runtime | None) -> SchemeChoice:
+    """The scheme to produce for the target runtime (as the execution backend probed it)."""
     return choose_scheme(snap.spec.quantization, runtime, f"models/{snap.spec.name}.yaml")
 
 
-def record_preflight(warehouse: Warehouse, snap: SpecSnapshot, choice: SchemeChoice) -> None:
+def record_preflight(warehouse: Warehouse, snap: SpecSnapshot, choice: SchemeChoice, target: str) -> None:
     r = choice.runtime
     serves = r.serves() if r else None
     with warehouse.write() as con:
         con.execute("INSERT INTO serving_preflights (preflight_id, model, stage, target, device, vllm_version,"
                     " kernel_library, cpu_flags, isa_override, compute_capability, ops, serves, requested_scheme,"
                     " chosen_scheme, reason) VALUES (?, ?, 'quantized_weights', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [uuid.uuid4().hex, snap.spec.name, snap.platform.config.execution.target,
+                    [uuid.uuid4().hex, snap.spec.name, target,
                      r.device if r else None, r.vllm if r else None, r.kernel_library if r else None,
                      list(r.cpu_flags) if r else None, r.isa_override if r else None,
                      r.compute_capability if r else None, json.dumps(r.ops) if r else None, serves,
@@ -84,6 +82,7 @@ class Quantized:
     digest: str
     folder: str
     method: str
+    input_digest: str  # the verified weights it was made from
     report: dict[str, Any] = field(default_factory=dict)  # the workload's figures; empty for method none
     gates: dict[str, tuple[bool, str]] = field(default_factory=dict)
     choice: SchemeChoice | None = None  # None for method none
@@ -92,15 +91,19 @@ class Quantized:
     def passed(self) -> bool:
         return all(ok for ok, _ in self.gates.values())
 
+    @property
+    def record(self) -> QuantizedWeights:
+        scheme = self.choice.scheme if self.choice else "none"
+        return QuantizedWeights(self.digest, self.folder, self.method, scheme, self.report.get("recipe_digest"))
 
-def job_for(snap: SpecSnapshot, choice: SchemeChoice) -> dict[str, Any]:
+
+def job_for(snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice) -> dict[str, Any]:
     """What the workload needs, as plain JSON (it travels as Pipes extras, possibly to a pod)."""
     store = ArtifactStore(snap.platform.artifacts_path)
-    verified = store.ref("verified_weights", snap.spec.name)
     q = snap.spec.quantization
     files = calibration.files(snap.platform.file(q.calibration.path))
     calibration.split(calibration.load(files), q.calibration.holdout_fraction, q.calibration.samples)  # fail here
-    return {"input_dir": verified["folder"], "input_manifest": str(store.blob_path(verified["digest"])),
+    return {"input_dir": verified.folder, "input_manifest": str(store.blob_path(verified.digest)),
             "output_root": str(snap.platform.artifacts_path / "quantized"),
             "calibration_files": [str(f) for f in files], "recipe": recipe.from_spec(q, choice.scheme), "seed": 0,
             "log_path": str(snap.platform.artifacts_path / "logs" / f"quantize-{snap.spec.name}.log")}  # fmt: skip
@@ -116,7 +119,8 @@ def gates(q: Quantization, report: dict[str, Any]) -> dict[str, tuple[bool, str]
     }  # fmt: skip
 
 
-def accept(snap: SpecSnapshot, choice: SchemeChoice, report: dict[str, Any]) -> Quantized:
+def accept(snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice, report: dict[str, Any]) -> Quantized:
+    """The workload's output, re-hashed and held to its own name, judged by the quality gates."""
     folder = Path(report["folder"])
     expected = snap.platform.artifacts_path / "quantized" / report["digest"]
     if folder.resolve() != expected.resolve():
@@ -126,33 +130,23 @@ def accept(snap: SpecSnapshot, choice: SchemeChoice, report: dict[str, Any]) -> 
     if actual != report["digest"]:
         raise QuantizationError(f"{folder}: manifest digest {actual[:12]}… != reported {report['digest'][:12]}…")
     method = recipe.from_spec(snap.spec.quantization, choice.scheme)["method"]
-    result = Quantized(actual, str(folder), method, report, gates(snap.spec.quantization, report), choice)
-    _publish(snap, result)
-    return result
+    return Quantized(
+        actual, str(folder), method, verified.digest, report, gates(snap.spec.quantization, report), choice
+    )
 
 
-def passthrough(snap: SpecSnapshot) -> Quantized:
+def passthrough(verified: VerifiedWeights) -> Quantized:
     """method: none: the verified weights, unchanged (same folder, same digest)."""
-    verified = ArtifactStore(snap.platform.artifacts_path).ref("verified_weights", snap.spec.name)
-    result = Quantized(verified["digest"], verified["folder"], "none",
-                       gates={PPL_GATE: (True, "method none: weights unchanged"),
-                              KL_GATE: (True, "method none: weights unchanged")})  # fmt: skip
-    _publish(snap, result)
-    return result
-
-
-def _publish(snap: SpecSnapshot, result: Quantized) -> None:
-    if result.passed:
-        ArtifactStore(snap.platform.artifacts_path).set_ref("quantized_weights", snap.spec.name, {
-            "digest": result.digest, "folder": result.folder, "method": result.method})  # fmt: skip
+    unchanged = (True, "method none: weights unchanged")
+    return Quantized(verified.digest, verified.folder, "none", verified.digest,
+                     gates={PPL_GATE: unchanged, KL_GATE: unchanged})  # fmt: skip
 
 
 def record(warehouse: Warehouse, snap: SpecSnapshot, result: Quantized) -> None:
     r = result.report
-    verified = ArtifactStore(snap.platform.artifacts_path).ref("verified_weights", snap.spec.name)
     choice = result.choice
     spec_recipe = recipe.from_spec(snap.spec.quantization, choice.scheme if choice else None)
-    row = [result.digest, snap.spec.name, verified["digest"], result.method,
+    row = [result.digest, snap.spec.name, result.input_digest, result.method,
            canonical_json(spec_recipe).decode(), recipe.digest(spec_recipe), r.get("ppl_base"),
            r.get("ppl_quantized"), r.get("ppl_increase"), r.get("duration_s"), r.get("peak_memory_bytes"),
            r.get("kl_divergence"), r.get("top1_agreement"), result.passed, choice.scheme if choice else "none",

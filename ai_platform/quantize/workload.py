@@ -18,17 +18,16 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ai_platform.errors import QuantizationError
+from ai_platform.logs import Log
 from ai_platform.quantize import calibration, patches
 from ai_platform.quantize import recipe as recipes
 from ai_platform.weights import manifest as wm
 
-Log = Callable[[str], None]
 TMP_PREFIX = ".tmp-"
 
 

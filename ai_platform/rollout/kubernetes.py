@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,9 +20,10 @@ from typing import Any
 from ai_platform.artifacts import ArtifactStore, MissingArtifactError
 from ai_platform.config import ModelSpec, Platform
 from ai_platform.errors import ServingError
-from ai_platform.image.stage import remote
+from ai_platform.image.locations import digest_tag, remote
 from ai_platform.kube import gpu_scheduling
-from ai_platform.rollout.state import record_live
+from ai_platform.logs import Log
+from ai_platform.serving.state import record_live
 from ai_platform.serving.vllm import server_args
 from ai_platform.warehouse import Warehouse
 
@@ -30,7 +31,6 @@ PORT = 8000
 MOUNT = "/model-image"
 MANAGER = "ai-platform"
 CANARY = "canary"
-Log = Callable[[str], None]
 
 
 def labels(model: str, color: str | None = None) -> dict[str, str]:
@@ -196,7 +196,7 @@ def render(platform: Platform, spec: ModelSpec, image_ref: str, bundle: str, col
 
 
 def pinned_image_ref(platform: Platform, model: str, digest: str) -> str:
-    where = remote(platform, model, f"sha-{digest.removeprefix('sha256:')[:16]}")
+    where = remote(platform, model, digest_tag(digest))
     if where is None:
         raise ServingError(
             "registry.url is an OCI layout on disk; a cluster pulls images from a registry "
@@ -213,6 +213,11 @@ def live_rollout(platform: Platform, model: str) -> dict[str, Any] | None:
         return None
 
 
+def idle_color(current: dict[str, Any] | None) -> str:
+    """The color a rollout starts: the one the last rollout did not leave live."""
+    return "green" if current and current["color"] == "blue" else "blue"
+
+
 def service_url(name: str, namespace: str) -> str:
     """A Service's in-cluster address: the canary step runs in the cluster (k8s_job_executor), so it resolves."""
     return f"http://{name}.{namespace}.svc.cluster.local"
@@ -224,7 +229,7 @@ def apply_rollout(snap: Any, image: str, bundle: str, *, log: Log, timeout_s: fl
 
     platform, spec = snap.platform, snap.spec
     current = live_rollout(platform, spec.name)
-    color = "green" if current and current["color"] == "blue" else "blue"
+    color = idle_color(current)
     ref = pinned_image_ref(platform, spec.name, image)
     api = _client()
     manifests = render(platform, spec, ref, bundle, color, live=current["color"] if current else color)
@@ -241,7 +246,7 @@ def apply_rollout(snap: Any, image: str, bundle: str, *, log: Log, timeout_s: fl
     with Warehouse(platform.warehouse_path).write() as con:
         record_live(con, deployment_id=uuid.uuid4().hex, model=spec.name, target="kubernetes", color=color,
                     image=image, bundle=bundle, reason="canary passed", endpoint=endpoint)  # fmt: skip
-    return {"color": color, "image": image, "bundle": bundle, "image_ref": ref, "namespace": ns}
+    return {"color": color, "image": image, "bundle": bundle, "image_ref": ref, "namespace": ns, "endpoint": endpoint}
 
 
 def canary_manifests(platform: Platform, spec: ModelSpec, image_ref: str, digest: str) -> list[dict[str, Any]]:

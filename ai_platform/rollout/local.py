@@ -11,29 +11,24 @@ a rollout of the previous image and bundle.
 
 from __future__ import annotations
 
-import shutil
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
 
 from ai_platform.errors import ServingError
-from ai_platform.image.stage import local_registry
-from ai_platform.image.unpack import unpack
+from ai_platform.evaluation.stage import load_cases
+from ai_platform.image.locations import bundle_repository, local_registry
+from ai_platform.logs import Log
 from ai_platform.prompts import bundle as prompt_bundle
 from ai_platform.prompts.render import request_body
-from ai_platform.prompts.stage import bundle_repository
 from ai_platform.rollout.notify import notify
-from ai_platform.rollout.state import Color, ModelState, load, record_live, save
-from ai_platform.serving.vllm import SERVE_PYTHON, launch, stop_pid
+from ai_platform.serving.state import Color, ModelState, gateway_url, load, record_live, save
+from ai_platform.serving.vllm import healthy, launch_image, stop_pid
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
-
-Log = Callable[[str], None]
-GATEWAY_URL_FILE = "gateway.url"  # written by `ai-platform serve` under <home>/rollout
 
 
 @dataclass(frozen=True)
@@ -42,11 +37,6 @@ class Rollout:
     kind: str  # model | prompts | unchanged | rollback
     switch_s: float | None  # candidate ready -> gateway routing to it
     drained: bool
-
-
-def gateway_url(home: Path) -> str | None:
-    path = Path(home) / "rollout" / GATEWAY_URL_FILE
-    return path.read_text().strip() if path.is_file() else None
 
 
 def _reload_gateway(home: Path, log: Log) -> bool:
@@ -79,8 +69,6 @@ def _drain(home: Path, old: Color, log: Log, timeout_s: float = 120.0) -> bool:
 
 def _warm(color: Color, snap: SpecSnapshot, documents: dict[str, dict], count: int = 3) -> None:
     """A few real requests through the new color before it takes traffic (compile caches, first-batch costs)."""
-    from ai_platform.evaluation.stage import load_cases
-
     cases = load_cases(snap)[:count]
     with httpx.Client(timeout=120) as client:
         for case in cases:
@@ -107,7 +95,7 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
     bundle_layout = local_registry(platform, bundle_repository(model))
     documents = prompt_bundle.load(bundle_layout, bundle)
     live = state.live
-    if live and live.image == image and _alive(live):
+    if live and live.image == image and healthy(live.base_url):
         if live.bundle == bundle:
             return Rollout(state, "unchanged", None, True)
         new = replace(live, bundle=bundle, bundle_layout=str(bundle_layout.root), deployment_id=uuid.uuid4().hex)
@@ -119,11 +107,9 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
         return Rollout(state, "prompts", None, True)
 
     color = state.idle_color
-    model_dir = unpack(local_registry(platform, model), image, platform.artifacts_path / "serving")
-    log(f"starting {color} for {image[:19]} from {model_dir}")
-    server = launch(model_dir, model, snap.spec.serving, python=SERVE_PYTHON, detach=True,
-                    device="gpu" if shutil.which("nvidia-smi") else "cpu",
-                    log_path=platform.artifacts_path / "logs" / f"vllm-{model}-{color}.log")  # fmt: skip
+    log(f"starting {color} for {image[:19]}")
+    server = launch_image(platform, snap.spec, image, detach=True, on_log=log,
+                          log_path=platform.artifacts_path / "logs" / f"vllm-{model}-{color}.log")  # fmt: skip
     new = Color(color, server.base_url, server.pid, image, bundle, str(bundle_layout.root), uuid.uuid4().hex)
     try:
         _warm(new, snap, documents)
@@ -163,10 +149,3 @@ def stop(home: Path, model: str, log: Log = print) -> None:
         log(f"{model}: stopped {state.live.color}")
     save(home, replace(state, live=None))
     _reload_gateway(home, log)
-
-
-def _alive(color: Color) -> bool:
-    try:
-        return httpx.get(f"{color.base_url}/health", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False

@@ -41,8 +41,9 @@ from ai_platform.evaluation.pii import find_pii
 from ai_platform.evaluation.text import seq_rep_n
 from ai_platform.image.layout import OciLayout
 from ai_platform.prompts import bundle
+from ai_platform.prompts.compiler import version_of
 from ai_platform.prompts.render import request_body
-from ai_platform.rollout.state import Color, ModelState, load_all
+from ai_platform.serving.state import GATEWAY_URL_FILE, Color, ModelState, load_all, state_dir
 from ai_platform.trust.features import features
 from ai_platform.trust.model import TrustModel
 from ai_platform.trust.rag import KeywordRetriever, with_context
@@ -249,7 +250,7 @@ class Gateway:
                 pass  # the first reply stands, marked needs_review
         latency = time.perf_counter() - started
         generation_id = f"gen-{uuid.uuid4().hex}"
-        version = _version(document)
+        version = version_of(document)
         variables = json.dumps(payload.get("variables", {}), ensure_ascii=False)
         row = [generation_id, state.model, name, version, upstream.image, variables, scored["content"],
                json.dumps(scored["metrics"], ensure_ascii=False), scored["finish_reason"], latency,
@@ -439,12 +440,6 @@ def _validated(content: str, schema: dict[str, Any] | None) -> tuple[Any, bool]:
     return output, Draft202012Validator(schema).is_valid(output)
 
 
-def _version(document: dict[str, Any]) -> str:
-    from ai_platform.artifacts import canonical_json, sha256_hex
-
-    return sha256_hex(canonical_json(document))
-
-
 def _local(request: Request) -> bool:
     return request.client is not None and request.client.host in LOOPBACK
 
@@ -485,9 +480,7 @@ def serve(home: Path, host: str = "127.0.0.1", port: int = 8080) -> None:
     """Run the gateway until interrupted; its URL is written where rollouts look for it."""
     import uvicorn
 
-    from ai_platform.rollout.local import GATEWAY_URL_FILE
-
-    marker = Path(home) / "rollout" / GATEWAY_URL_FILE
+    marker = state_dir(home) / GATEWAY_URL_FILE
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(f"http://{host}:{port}\n")
     try:

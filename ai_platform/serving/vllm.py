@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -26,8 +27,10 @@ from typing import Literal
 
 import httpx
 
-from ai_platform.config import Serving
+from ai_platform.config import ModelSpec, Platform, Serving
 from ai_platform.errors import ServingError
+from ai_platform.image.locations import local_registry
+from ai_platform.image.unpack import unpack
 from ai_platform.serving.runtime import checkpoint_scheme, preflight, probe_env
 
 Device = Literal["cpu", "gpu"]
@@ -229,13 +232,35 @@ def launch(
                 server.stop()
                 tail = server.log_tail()
                 raise ServingError(f"vLLM exited with code {code} before becoming healthy; last log lines:\n{tail}")
-            try:
-                if client.get(f"{server.base_url}/health").status_code == 200:
-                    return server
-            except httpx.HTTPError:
-                pass  # not listening yet: the loop checks the process and the deadline
+            if healthy(server.base_url, client):  # not yet: the loop checks the process and the deadline
+                return server
             if time.monotonic() > deadline:
                 server.stop()
                 tail = server.log_tail()
                 raise ServingError(f"vLLM not healthy after {startup_timeout_s:.0f}s; last log lines:\n{tail}")
             time.sleep(0.5)
+
+
+def healthy(base_url: str, client: httpx.Client | None = None) -> bool:
+    """Whether the vLLM server at `base_url` answers `/health` with 200."""
+    try:
+        if client is not None:
+            return client.get(f"{base_url}/health").status_code == 200
+        return httpx.get(f"{base_url}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def local_device() -> Device:
+    """The device vLLM serves on here: the GPU when this machine has one."""
+    return "gpu" if shutil.which("nvidia-smi") else "cpu"
+
+
+def launch_image(platform: Platform, spec: ModelSpec, image: str, *, log_path: Path, detach: bool = False,
+                 on_log: Callable[[str], None] | None = None) -> VllmServer:  # fmt: skip
+    """Unpack the model image (every layer held to its digest) and serve it from the serve environment."""
+    model_dir = unpack(local_registry(platform, spec.name), image, platform.artifacts_path / "serving")
+    if on_log:
+        on_log(f"serving {image[:19]} from {model_dir} on {local_device()}")
+    return launch(model_dir, spec.name, spec.serving, python=SERVE_PYTHON, device=local_device(), detach=detach,
+                  log_path=log_path, on_log=on_log)  # fmt: skip

@@ -140,3 +140,8 @@ def identical_fraction(actual: dict[str, Any], reference: dict[str, Any]) -> flo
     ours = {name: sha for (_, name), sha in _tensors(actual).items()}
     base = {name: sha for (_, name), sha in _tensors(reference).items()}
     return sum(base.get(name) == sha for name, sha in ours.items()) / len(ours) if ours else 0.0
+
+
+def not_a_fine_tune(fraction: float) -> list[str]:
+    """The problem a claimed fine-tune has when every tensor equals its base model's."""
+    return ["every tensor is byte-identical to the reference model: not a fine-tune"] if fraction == 1.0 else []

@@ -16,6 +16,7 @@ from typing import Any
 from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
 from ai_platform.config import LocalSource
 from ai_platform.errors import WeightsError
+from ai_platform.records import RawWeights, SourceFile, VerifiedWeights
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
 from ai_platform.weights import hub, signing
@@ -23,7 +24,7 @@ from ai_platform.weights import manifest as wm
 from ai_platform.weights.hashing import sha256_file
 
 
-def fetch_raw(snap: SpecSnapshot) -> dict[str, Any]:
+def fetch_raw(snap: SpecSnapshot) -> RawWeights:
     """Pin the model's source and record path, size and sha256 of every file."""
     source = snap.spec.source
     if isinstance(source, LocalSource):
@@ -37,16 +38,10 @@ def fetch_raw(snap: SpecSnapshot) -> dict[str, Any]:
             missing, extra = sorted(set(pulled.files) - set(present)), sorted(set(present) - set(pulled.files))
             raise WeightsError(f"{source.repo_id}@{commit}: the download does not match the vetted listing"
                                f" (missing: {missing or 'none'}; unexpected: {extra or 'none'})")  # fmt: skip
-    files = [
-        {"path": rel, "size": (folder / rel).stat().st_size, "sha256": sha256_file(folder / rel),
-         "lfs_sha256": lfs.get(rel)}
-        for rel in present
-    ]  # fmt: skip
-    record = {"model": snap.spec.name, "source": source.model_dump(mode="json"), "commit": commit,
-              "folder": str(folder), "files": files}  # fmt: skip
-    record["digest"] = sha256_hex(canonical_json(files))
-    ArtifactStore(snap.platform.artifacts_path).set_ref("raw_weights", snap.spec.name, record)
-    return record
+    files = tuple(SourceFile(rel, (folder / rel).stat().st_size, sha256_file(folder / rel), lfs.get(rel))
+                  for rel in present)  # fmt: skip
+    digest = sha256_hex(canonical_json([vars(f) for f in files]))
+    return RawWeights(snap.spec.name, source.model_dump(mode="json"), commit, str(folder), files, digest)
 
 
 @dataclass(frozen=True)
@@ -62,15 +57,20 @@ class Verification:
     signing_digest: str  # sha256 of its canonical JSON: its name in the artifact store
     signature: str | None  # the signature it was checked against, if the spec names one
 
+    folder: str
+
     @property
     def passed(self) -> bool:
         return not self.problems
 
+    @property
+    def record(self) -> VerifiedWeights:
+        return VerifiedWeights(self.folder, self.digest, self.source_commit, self.signing_digest)
 
-def verify(snap: SpecSnapshot) -> Verification:
+
+def verify(snap: SpecSnapshot, raw: RawWeights) -> Verification:
     store = ArtifactStore(snap.platform.artifacts_path)
-    raw = store.ref("raw_weights", snap.spec.name)
-    folder = Path(raw["folder"])
+    folder = Path(raw.folder)
     actual = wm.build_manifest(folder, allow_pickle=snap.spec.source.allow_pickle)
     problems: list[str] = []
     trusted_path = snap.spec.verification.manifest
@@ -78,33 +78,28 @@ def verify(snap: SpecSnapshot) -> Verification:
         problems += wm.compare(actual, wm.load(snap.platform.file(trusted_path)))
         against = f"trusted manifest {trusted_path}"
     else:  # what raw_weights pinned (and, for the hub, its LFS sha256)
-        pinned = {f["path"]: f for f in raw["files"]}
+        pinned = {f.path: f for f in raw.files}
         for entry in actual["files"]:
-            want = pinned.get(entry["path"], {})
+            want = pinned.get(entry["path"])
             for key in ("sha256", "lfs_sha256"):
-                if want.get(key) and want[key] != entry["sha256"]:
-                    problems.append(f"{entry['path']}: sha256 {entry['sha256'][:12]}… != {key} {want[key][:12]}…")
+                expected = getattr(want, key) if want else None
+                if expected and expected != entry["sha256"]:
+                    problems.append(f"{entry['path']}: sha256 {entry['sha256'][:12]}… != {key} {expected[:12]}…")
         if set(pinned) != {f["path"] for f in actual["files"]}:
             problems.append("the file list changed since raw_weights pinned it")
-        against = "the hub's LFS sha256" if any(f.get("lfs_sha256") for f in raw["files"]) else "raw_weights' hashes"
+        against = "the hub's LFS sha256" if any(f.lfs_sha256 for f in raw.files) else "raw_weights' hashes"
     fraction = None
     if snap.spec.verification.reference_manifest:
         fraction = wm.identical_fraction(actual, wm.load(snap.platform.file(snap.spec.verification.reference_manifest)))
-        if fraction == 1.0:
-            problems.append("every tensor is byte-identical to the reference model: not a fine-tune")
+        problems += wm.not_a_fine_tune(fraction)
     statement = signing.statement(actual, snap.spec.name, allow_symlinks=signing.has_symlinks(folder, actual))
     signature = snap.spec.verification.signature
     if signature:  # raises when model-signing is missing: a named signature never passes unchecked
         problems += signing.verify_signature(folder, statement, signature, snap.platform.root)
-    lfs = {f["path"]: f.get("lfs_sha256") for f in raw["files"]}
-    result = Verification(actual, wm.digest(actual), problems, against, fraction, raw["commit"], lfs,
-                          statement, store.put_json(statement), signature.path if signature else None)  # fmt: skip
-    store.put_json(actual)
-    if result.passed:
-        store.set_ref("verified_weights", snap.spec.name, {"folder": str(folder), "digest": result.digest,
-                                                           "commit": raw["commit"],
-                                                           "signing_manifest": result.signing_digest})  # fmt: skip
-    return result
+    lfs = {f.path: f.lfs_sha256 for f in raw.files}
+    store.put_json(actual)  # the quantize stage re-hashes its inputs against this manifest
+    return Verification(actual, wm.digest(actual), problems, against, fraction, raw.commit, lfs, statement,
+                        store.put_json(statement), signature.path if signature else None, str(folder))  # fmt: skip
 
 
 def record(warehouse: Warehouse, snap: SpecSnapshot, result: Verification) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from ai_platform.artifacts import atomic_write
 
 COLORS = ("blue", "green")
+GATEWAY_URL_FILE = "gateway.url"  # written by `ai-platform serve` under <home>/rollout
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,17 @@ class ModelState:
 
 def state_dir(home: Path) -> Path:
     return Path(home) / "rollout"
+
+
+def gateway_url(home: Path) -> str | None:
+    """The running gateway's address, as `ai-platform serve` left it (None: none is running)."""
+    path = state_dir(home) / GATEWAY_URL_FILE
+    return path.read_text().strip() if path.is_file() else None
+
+
+def idle_color(home: Path, model: str) -> str:
+    """The color a new rollout of `model` would start."""
+    return load(home, model).idle_color
 
 
 def load(home: Path, model: str, warehouse: str = "") -> ModelState:

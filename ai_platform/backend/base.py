@@ -1,0 +1,74 @@
+"""The execution backend seam: where the pipeline serves candidates and rolls models out.
+
+Two implementations, chosen once from platform.yaml (`ai_platform.backend.for_config`):
+`embedded` (subprocesses on this machine) and `kubernetes` (pods, Deployments and
+Services in a cluster). Stages and assets call these methods and never ask which
+one they have. `assets/execution.py` wraps the chosen one as the `execution`
+resource.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import dagster as dg
+
+from ai_platform.config import Platform
+from ai_platform.logs import Log
+from ai_platform.serving.runtime import Runtime
+from ai_platform.specs import SpecSnapshot
+
+
+@dataclass(frozen=True)
+class RolloutReport:
+    """What a rollout left live, as the deployment asset reports it."""
+
+    kind: str  # model | prompts | unchanged | rollback
+    color: str
+    image: str
+    bundle: str
+    endpoint: str
+    details: dict[str, str | int | float | bool] = field(default_factory=dict)  # backend-specific figures
+
+
+class Backend(Protocol):
+    target: str  # the name deployments rows carry: "embedded" | "kubernetes"
+
+    def executor(self) -> dg.ExecutorDefinition:
+        """How a run's steps execute."""
+        ...
+
+    def gpu_step_tags(self) -> dict[str, Any]:
+        """Op tags for a step that needs the GPU itself (canary_eval serves vLLM in its own process or pod)."""
+        ...
+
+    def run_workload(self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any],
+                     platform: Platform) -> dg.PipesClientCompletedInvocation:  # fmt: skip
+        """Run `python -m module` in its own environment through Dagster Pipes, with `job` as its extras."""
+        ...
+
+    def runtime(self) -> Runtime | None:
+        """What the serving runtime can execute (the serving preflight); None where it cannot be probed from here."""
+        ...
+
+    def serve_candidate(self, snap: SpecSnapshot, image: str, log: Log) -> AbstractContextManager[str]:
+        """A server of image `image` while the context is open; yields its base URL."""
+        ...
+
+    def rollout(self, snap: SpecSnapshot, image: str, bundle: str, log: Log) -> RolloutReport:
+        """Make `image` with `bundle` what users are served, blue/green."""
+        ...
+
+    def rollback(self, snap: SpecSnapshot, log: Log) -> RolloutReport:
+        """Return the model to its previous image and bundle."""
+        ...
+
+    def stop(self, snap: SpecSnapshot, log: Log) -> None:
+        """Stop serving the model."""
+        ...
+
+    def idle_color(self, snap: SpecSnapshot) -> str:
+        """The color the next rollout of the model would start."""
+        ...

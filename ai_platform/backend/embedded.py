@@ -1,0 +1,89 @@
+"""The embedded backend: vLLM subprocesses on this machine, behind the local gateway."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from ai_platform.backend.base import RolloutReport
+from ai_platform.config import Platform
+from ai_platform.errors import PlatformError
+from ai_platform.logs import Log
+from ai_platform.rollout import local
+from ai_platform.serving import state
+from ai_platform.serving.runtime import Runtime, probe
+from ai_platform.serving.vllm import SERVE_PYTHON, healthy, launch_image
+from ai_platform.specs import SpecSnapshot
+
+QUANTIZE_PYTHON = Path(__file__).resolve().parents[2] / ".venvs" / "quantize" / "bin" / "python"
+
+
+class EmbeddedBackend:
+    target = "embedded"
+
+    def __init__(self, quantize_python: Path = QUANTIZE_PYTHON) -> None:
+        self.quantize_python = quantize_python
+
+    def executor(self) -> dg.ExecutorDefinition:
+        # Two cores on the embedded default; heavy stages run out of process anyway.
+        return dg.multiprocess_executor.configured({"max_concurrent": 2})
+
+    def gpu_step_tags(self) -> dict[str, Any]:
+        return {}  # one machine: the step's own process starts vLLM
+
+    def run_workload(self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any],
+                     platform: Platform) -> dg.PipesClientCompletedInvocation:  # fmt: skip
+        """A subprocess of the workload's own environment (`.venvs/quantize`)."""
+        if not self.quantize_python.is_file():
+            raise PlatformError(f"{self.quantize_python} is missing: `make envs` creates the quantize environment")
+        env = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_UPDATE_CHECK": "1", "TOKENIZERS_PARALLELISM": "false"}
+        command = [str(self.quantize_python), "-m", module]
+        return dg.PipesSubprocessClient(env=env).run(context=context, command=command, extras={"job": job})
+
+    def runtime(self) -> Runtime:
+        return probe(SERVE_PYTHON)
+
+    @contextmanager
+    def serve_candidate(self, snap: SpecSnapshot, image: str, log: Log) -> Iterator[str]:
+        """The live color when it already serves these exact weights, else a vLLM of its own.
+
+        A prompt-only change is evaluated on the live server (no vLLM start, which takes
+        ~50 s here): the weights are the same bytes, only the requests differ.
+        """
+        live = state.load(snap.platform.home, snap.spec.name).live
+        if live and live.image == image and healthy(live.base_url):
+            log(f"evaluating on the live {live.color} server ({image[:19]}): same weights, no new vLLM")
+            yield live.base_url
+            return
+        log_path = snap.platform.artifacts_path / "logs" / f"vllm-canary-{image[7:19]}.log"
+        with launch_image(snap.platform, snap.spec, image, log_path=log_path,
+                          on_log=lambda line: log(f"vllm: {line}")) as server:  # fmt: skip
+            yield server.base_url
+
+    def rollout(self, snap: SpecSnapshot, image: str, bundle: str, log: Log) -> RolloutReport:
+        return _report(snap, local.deploy(snap, image, bundle, log=log))
+
+    def rollback(self, snap: SpecSnapshot, log: Log) -> RolloutReport:
+        return _report(snap, local.rollback(snap, log=log))
+
+    def stop(self, snap: SpecSnapshot, log: Log) -> None:
+        local.stop(snap.platform.home, snap.spec.name, log=log)
+
+    def idle_color(self, snap: SpecSnapshot) -> str:
+        return state.idle_color(snap.platform.home, snap.spec.name)
+
+
+def _report(snap: SpecSnapshot, rollout: local.Rollout) -> RolloutReport:
+    live = rollout.state.live
+    assert live is not None, "a finished rollout leaves a live color"
+    details: dict[str, str | int | float | bool] = {
+        "gateway": state.gateway_url(snap.platform.home) or "not running",
+        "drained": rollout.drained,
+    }
+    if rollout.switch_s is not None:
+        details["switch_ms"] = round(rollout.switch_s * 1000, 1)
+    return RolloutReport(rollout.kind, live.color, live.image, live.bundle, live.base_url, details)

@@ -1,0 +1,14 @@
+"""Each stage's code version, in one place.
+
+Bump a stage's version when its logic (in its asset module or the ai_platform
+code it calls) changes: the UI then marks its materializations stale, as it does
+when an upstream data version changes.
+"""
+
+MODEL_SPEC = "1"
+WEIGHTS = "1"
+QUANTIZE = "2"  # 2: the serving preflight picks the scheme (issue 16)
+IMAGE = "2"  # 2: the annotations name the scheme the image holds
+PROMPTS = "1"
+CANARY = "1"
+ROLLOUT = "1"
