@@ -3,7 +3,7 @@
 import dagster as dg
 
 from assets import all_assets, all_checks, learn_from_feedback, ship_model
-from assets.execution import BACKEND, EXECUTION
+from assets.execution import EXECUTION
 from assets.resources import default_resources
 from sensors import all_sensors
 
@@ -13,5 +13,5 @@ defs = dg.Definitions(
     jobs=[ship_model, learn_from_feedback],
     sensors=all_sensors,
     resources=default_resources(EXECUTION),
-    executor=BACKEND.executor(),  # platform.yaml's execution.target: embedded or kubernetes
+    executor=EXECUTION.executor(),  # platform.yaml's execution.target: embedded or kubernetes
 )

@@ -16,13 +16,18 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from pydantic import Field
 
-from ai_platform.backend import Backend, for_config
+from ai_platform.backend import Backend
+from ai_platform.backend import for_config as backend_for
 from ai_platform.changes import local_repo
-from ai_platform.config import PlatformConfig, parse_platform_config
+from ai_platform.config import Platform, PlatformConfig, parse_platform_config
 from ai_platform.errors import ConfigError, PlatformError, PlatformRepoError
+from ai_platform.kube import gpu_pod_spec, gpu_step_config
 from ai_platform.platform_repo import config_at
 from ai_platform.specs import SpecSnapshot
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def platform_config() -> PlatformConfig:
@@ -43,23 +48,38 @@ def platform_config() -> PlatformConfig:
 
 
 class ExecutionBackend(dg.ConfigurableResource):
-    """Where the pipeline runs: the one backend platform.yaml names, for every asset."""
+    """Where the pipeline runs: the one backend platform.yaml names, for every asset.
 
-    target: str = "embedded"
+    Two implementations below, one per target; `for_config` picks one, once.
+    """
+
+    target: str
+
+    def executor(self) -> dg.ExecutorDefinition:
+        """How a run's steps execute."""
+        raise NotImplementedError
+
+    def gpu_step_tags(self) -> dict[str, Any]:
+        """Op tags for a step that needs the GPU itself (canary_eval serves vLLM in its own process or pod)."""
+        raise NotImplementedError
+
+    def _invoke(self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any],
+                platform: Platform) -> dg.PipesClientCompletedInvocation:  # fmt: skip
+        raise NotImplementedError
 
     def for_run(self, snap: SpecSnapshot) -> Backend:
-        """The backend, once the run's pinned platform.yaml is known to name the same target."""
-        pinned = snap.platform.config.execution.target
-        if pinned != self.target:
-            raise ConfigError(f"platform.yaml at {snap.commit.sha[:12]} names execution target {pinned!r}, but this"
-                              f" code location loaded {self.target!r}: reload the code location")  # fmt: skip
-        return for_config(snap.platform.config)
+        """The library's backend, once the run's pinned platform.yaml is known to name the same target."""
+        backend = for_config(snap.platform.config)
+        if backend.target != self.target:
+            raise ConfigError(f"platform.yaml at {snap.commit.sha[:12]} names execution target {backend.target!r},"
+                              f" but this code location loaded {self.target!r}: reload the code location")  # fmt: skip
+        return backend
 
     def run_workload(self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any],
                      snap: SpecSnapshot) -> Any:  # fmt: skip
         """`python -m module` in its own environment through Dagster Pipes; its last reported message."""
-        invocation = self.for_run(snap).run_workload(context, module, job, snap.platform)
-        messages = invocation.get_custom_messages()
+        self.for_run(snap)
+        messages = self._invoke(context, module, job, snap.platform).get_custom_messages()
         if not messages:
             raise PlatformError(f"{module} ended without reporting a result")
         if "error" in messages[-1]:  # the workload's own PlatformError, reported rather than crashed
@@ -67,7 +87,64 @@ class ExecutionBackend(dg.ConfigurableResource):
         return messages[-1]
 
 
+class EmbeddedExecution(ExecutionBackend):
+    """Steps in processes on this machine; workloads in the quantize environment's own Python."""
+
+    target: str = "embedded"
+    quantize_python: str = str(ROOT / ".venvs" / "quantize" / "bin" / "python")
+
+    def executor(self) -> dg.ExecutorDefinition:
+        # Two cores on the embedded default; heavy stages run out of process anyway.
+        return dg.multiprocess_executor.configured({"max_concurrent": 2})
+
+    def gpu_step_tags(self) -> dict[str, Any]:
+        return {}
+
+    def _invoke(self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any],
+                platform: Platform) -> dg.PipesClientCompletedInvocation:  # fmt: skip
+        if not Path(self.quantize_python).is_file():
+            raise PlatformError(f"{self.quantize_python} is missing: `make envs` creates the quantize environment")
+        env = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_UPDATE_CHECK": "1", "TOKENIZERS_PARALLELISM": "false"}
+        command = [self.quantize_python, "-m", module]
+        return dg.PipesSubprocessClient(env=env).run(context=context, command=command, extras={"job": job})
+
+
+class KubernetesExecution(ExecutionBackend):
+    """Runs launched by the instance's K8sRunLauncher (deploy/dagster-instance.kubernetes.yaml), a pod per
+    step (k8s_job_executor), GPU pods for workloads and for canary_eval, from platform.yaml's `kubernetes`."""
+
+    target: str = "kubernetes"
+    namespace: str = "ai-platform"
+    gpu_step_config: dict[str, Any] = Field(default_factory=dict)
+
+    def executor(self) -> dg.ExecutorDefinition:
+        from dagster_k8s import k8s_job_executor
+
+        return k8s_job_executor.configured({"job_namespace": self.namespace, "max_concurrent": 4})
+
+    def gpu_step_tags(self) -> dict[str, Any]:
+        return {"dagster-k8s/config": self.gpu_step_config}
+
+    def _invoke(self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any],
+                platform: Platform) -> dg.PipesClientCompletedInvocation:  # fmt: skip
+        from dagster_k8s import PipesK8sClient
+
+        k8s = platform.config.kubernetes
+        spec = gpu_pod_spec(platform, k8s.gpu.quantize_image, ["python", "-m", module], image_field="quantize_image")
+        return PipesK8sClient().run(context=context, extras={"job": job}, namespace=k8s.namespace, base_pod_spec=spec)
+
+
+def for_config(config: PlatformConfig) -> ExecutionBackend:
+    """The resource for the backend platform.yaml names (`ai_platform.backend.for_config` decides which)."""
+    made = {
+        "embedded": EmbeddedExecution,
+        "kubernetes": lambda: KubernetesExecution(
+            namespace=config.kubernetes.namespace, gpu_step_config=gpu_step_config(config)
+        ),
+    }
+    return made[backend_for(config).target]()
+
+
 CONFIG = platform_config()
-EXECUTION = ExecutionBackend(target=CONFIG.execution.target)
-BACKEND = for_config(CONFIG)
-GPU_STEP_TAGS: dict[str, Any] = BACKEND.gpu_step_tags()
+EXECUTION = for_config(CONFIG)
+GPU_STEP_TAGS: dict[str, Any] = EXECUTION.gpu_step_tags()

@@ -96,8 +96,27 @@ def test_kubernetes_profile_is_read_from_the_tracked_branch(tmp_path: Path) -> N
                                                              "-qm", "k8s"]):  # fmt: skip
         subprocess.run(["git", *args], cwd=repo, check=True)
     (repo / "platform.yaml").write_text("name: acme\n")  # uncommitted: not what the branch says
-    probe = "import assets.execution as e; print(e.BACKEND.target, sorted(e.GPU_STEP_TAGS))"
+    probe = "import assets.execution as e; print(e.EXECUTION.target, sorted(e.GPU_STEP_TAGS))"
     env = {"AI_PLATFORM_REPO": str(repo), "AI_PLATFORM_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parent.parent).stdout  # fmt: skip
     assert out.strip() == "kubernetes ['dagster-k8s/config']"
+
+
+def test_a_broken_platform_yaml_stops_the_code_location_and_names_the_field(tmp_path: Path) -> None:
+    """No quiet fall back to the embedded executor: the file and field are named when definitions load."""
+    import subprocess
+    import sys
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "platform.yaml").write_text("name: acme\nexecution: {target: kubernets}\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@x", "commit",
+                                                             "-qm", "typo"]):  # fmt: skip
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    env = {"AI_PLATFORM_REPO": str(repo), "AI_PLATFORM_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", "import definitions"], env=env, capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent.parent)  # fmt: skip
+    assert done.returncode != 0
+    assert "platform.yaml at main" in done.stderr
+    assert "execution.target: must be one of 'embedded' or 'kubernetes' (got 'kubernets')" in done.stderr

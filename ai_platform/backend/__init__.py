@@ -13,7 +13,7 @@ def for_config(config: PlatformConfig) -> Backend:
     if config.execution.target == "kubernetes":
         from ai_platform.backend.kubernetes import KubernetesBackend
 
-        return KubernetesBackend(config)
+        return KubernetesBackend()
     from ai_platform.backend.embedded import EmbeddedBackend
 
     return EmbeddedBackend()

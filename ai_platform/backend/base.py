@@ -3,19 +3,17 @@
 Two implementations, chosen once from platform.yaml (`ai_platform.backend.for_config`):
 `embedded` (subprocesses on this machine) and `kubernetes` (pods, Deployments and
 Services in a cluster). Stages and assets call these methods and never ask which
-one they have. `assets/execution.py` wraps the chosen one as the `execution`
-resource.
+one they have. The orchestration half of the seam (the executor, GPU step tags,
+workloads through Dagster Pipes) is `assets/execution.py`, which wraps the chosen
+backend as the `execution` resource.
 """
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
-import dagster as dg
-
-from ai_platform.config import Platform
 from ai_platform.logs import Log
 from ai_platform.serving.runtime import Runtime
 from ai_platform.specs import SpecSnapshot
@@ -35,19 +33,6 @@ class RolloutReport:
 
 class Backend(Protocol):
     target: str  # the name deployments rows carry: "embedded" | "kubernetes"
-
-    def executor(self) -> dg.ExecutorDefinition:
-        """How a run's steps execute."""
-        ...
-
-    def gpu_step_tags(self) -> dict[str, Any]:
-        """Op tags for a step that needs the GPU itself (canary_eval serves vLLM in its own process or pod)."""
-        ...
-
-    def run_workload(self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any],
-                     platform: Platform) -> dg.PipesClientCompletedInvocation:  # fmt: skip
-        """Run `python -m module` in its own environment through Dagster Pipes, with `job` as its extras."""
-        ...
 
     def runtime(self) -> Runtime | None:
         """What the serving runtime can execute (the serving preflight); None where it cannot be probed from here."""

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
-
-import dagster as dg
 
 from ai_platform.backend.base import RolloutReport
-from ai_platform.config import Platform
-from ai_platform.errors import PlatformError
 from ai_platform.logs import Log
 from ai_platform.rollout import local
 from ai_platform.serving import state
@@ -19,30 +13,9 @@ from ai_platform.serving.runtime import Runtime, probe
 from ai_platform.serving.vllm import SERVE_PYTHON, healthy, launch_image
 from ai_platform.specs import SpecSnapshot
 
-QUANTIZE_PYTHON = Path(__file__).resolve().parents[2] / ".venvs" / "quantize" / "bin" / "python"
-
 
 class EmbeddedBackend:
     target = "embedded"
-
-    def __init__(self, quantize_python: Path = QUANTIZE_PYTHON) -> None:
-        self.quantize_python = quantize_python
-
-    def executor(self) -> dg.ExecutorDefinition:
-        # Two cores on the embedded default; heavy stages run out of process anyway.
-        return dg.multiprocess_executor.configured({"max_concurrent": 2})
-
-    def gpu_step_tags(self) -> dict[str, Any]:
-        return {}  # one machine: the step's own process starts vLLM
-
-    def run_workload(self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any],
-                     platform: Platform) -> dg.PipesClientCompletedInvocation:  # fmt: skip
-        """A subprocess of the workload's own environment (`.venvs/quantize`)."""
-        if not self.quantize_python.is_file():
-            raise PlatformError(f"{self.quantize_python} is missing: `make envs` creates the quantize environment")
-        env = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_UPDATE_CHECK": "1", "TOKENIZERS_PARALLELISM": "false"}
-        command = [str(self.quantize_python), "-m", module]
-        return dg.PipesSubprocessClient(env=env).run(context=context, command=command, extras={"job": job})
 
     def runtime(self) -> Runtime:
         return probe(SERVE_PYTHON)

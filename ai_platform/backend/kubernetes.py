@@ -3,44 +3,16 @@
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any
-
-import dagster as dg
 
 from ai_platform.backend.base import RolloutReport
-from ai_platform.config import Platform, PlatformConfig
 from ai_platform.errors import ServingError
-from ai_platform.kube import gpu_pod_spec, gpu_step_config
 from ai_platform.logs import Log
 from ai_platform.rollout import kubernetes
 from ai_platform.specs import SpecSnapshot
 
 
 class KubernetesBackend:
-    """Runs are launched by the instance's K8sRunLauncher (deploy/dagster-instance.kubernetes.yaml);
-    each step is a pod of k8s_job_executor; GPU work gets GPU pods from platform.yaml's `kubernetes`."""
-
     target = "kubernetes"
-
-    def __init__(self, config: PlatformConfig) -> None:
-        self.config = config
-
-    def executor(self) -> dg.ExecutorDefinition:
-        from dagster_k8s import k8s_job_executor
-
-        return k8s_job_executor.configured({"job_namespace": self.config.kubernetes.namespace, "max_concurrent": 4})
-
-    def gpu_step_tags(self) -> dict[str, Any]:
-        return {"dagster-k8s/config": gpu_step_config(self.config)}
-
-    def run_workload(self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any],
-                     platform: Platform) -> dg.PipesClientCompletedInvocation:  # fmt: skip
-        """A GPU pod of the workload's image (`kubernetes.gpu.quantize_image`)."""
-        from dagster_k8s import PipesK8sClient
-
-        k8s = platform.config.kubernetes
-        spec = gpu_pod_spec(platform, k8s.gpu.quantize_image, ["python", "-m", module], image_field="quantize_image")
-        return PipesK8sClient().run(context=context, extras={"job": job}, namespace=k8s.namespace, base_pod_spec=spec)
 
     def runtime(self) -> None:
         return None  # the GPU pool is not probed from the code location: the spec's scheme is produced
