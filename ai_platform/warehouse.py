@@ -40,6 +40,16 @@ TABLES = (
 )
 VIEWS = ("label_summary", "generation_quality")
 
+# One row per reply a model gave, from the canary or the gateway: what reviewers label.
+GENERATION_COLUMNS = ("generation_id", "model", "prompt_name", "prompt_version", "image_digest", "source", "input",
+                      "output", "metrics", "finish_reason", "latency_s", "trust_score", "needs_review")  # fmt: skip
+
+
+def insert_generations(con: duckdb.DuckDBPyConnection, rows: list[list[Any]]) -> None:
+    """Insert generations, each row's values in GENERATION_COLUMNS order (inside the caller's transaction)."""
+    marks = ", ".join("?" * len(GENERATION_COLUMNS))
+    con.executemany(f"INSERT INTO generations ({', '.join(GENERATION_COLUMNS)}) VALUES ({marks})", rows)
+
 
 @dataclass(frozen=True)
 class Migration:

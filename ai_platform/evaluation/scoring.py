@@ -8,7 +8,6 @@ task recall, latency, time to first token, output tokens/s, mean token logprob.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -21,6 +20,7 @@ from ai_platform.evaluation.injection import injection_score
 from ai_platform.evaluation.pii import find_pii
 from ai_platform.evaluation.recall import task_recall
 from ai_platform.evaluation.text import seq_rep_n
+from ai_platform.prompts.render import check_reply
 
 # The metrics a gate may name; the unit and direction are in each gate's bound.
 METRICS = ("schema_valid_rate", "finish_stop_rate", "error_rate", "seq_rep_4", "coherence", "pii_count",
@@ -50,18 +50,6 @@ class CaseScore:
         return {k: v for k, v in asdict(self).items() if k not in ("case_id",)}
 
 
-def _valid(content: str, schema: dict[str, Any] | None) -> tuple[bool, Any]:
-    from jsonschema import Draft202012Validator
-
-    if schema is None:
-        return bool(content.strip()), None
-    try:
-        answer = json.loads(content)
-    except ValueError:
-        return False, None
-    return Draft202012Validator(schema).is_valid(answer), answer
-
-
 def score(cases: list[dict[str, Any]], inputs: list[str], replies: list[Reply], schema: dict[str, Any] | None,
           injection: Callable[[str], float] = injection_score,
           cosines: list[float] | None = None) -> list[CaseScore]:  # fmt: skip
@@ -69,7 +57,7 @@ def score(cases: list[dict[str, Any]], inputs: list[str], replies: list[Reply], 
     cosines = cosines if cosines is not None else coherence(inputs, [r.content for r in replies])
     scores = []
     for case, text, reply, cosine in zip(cases, inputs, replies, cosines, strict=True):
-        valid, answer = _valid(reply.content, schema) if reply.error is None else (False, None)
+        valid, answer = check_reply(reply.content, schema) if reply.error is None else (False, None)
         scores.append(CaseScore(
             case_id=case["id"], schema_valid=valid, finish_reason=reply.finish_reason,
             seq_rep_4=seq_rep_n(reply.content, 4), coherence=cosine,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ai_platform.artifacts import ArtifactStore, canonical_json
+from ai_platform.artifacts import ArtifactStore
 from ai_platform.errors import PlatformError
 from ai_platform.evaluation.gates import Verdict, by_metric, judge
 from ai_platform.evaluation.injection import InjectionClassifier, injection_score
@@ -29,7 +29,7 @@ from ai_platform.prompts import bundle
 from ai_platform.prompts.render import render_messages, request_body
 from ai_platform.records import CanaryPass, ModelImage, PromptBundle
 from ai_platform.specs import SpecSnapshot
-from ai_platform.warehouse import Warehouse
+from ai_platform.warehouse import Warehouse, insert_generations
 
 Serve = Callable[[str], AbstractContextManager[str]]  # an image digest -> a server's base URL, while open
 
@@ -130,7 +130,7 @@ def evaluate(snap: SpecSnapshot, base_url: str, role: str, image_digest: str, bu
                                     retries=canary.retries, injection=injection,
                                     embedding_cache=platform.artifacts_path / "embeddings")  # fmt: skip
     finished = datetime.now(UTC)
-    version = ArtifactStore(platform.artifacts_path).put_bytes(canonical_json(document))
+    version = ArtifactStore(platform.artifacts_path).put_json(document)  # its digest is the prompt's version
     return EvalRun(uuid.uuid4().hex, role, image_digest, bundle_digest, cases, document["name"], version, scores,
                    [r.content for r in replies], aggregate(scores), started, finished)  # fmt: skip
 
@@ -190,12 +190,10 @@ def record(warehouse: Warehouse, snap: SpecSnapshot, result: CanaryResult, *, ta
         run = result.candidate
         ids = [f"canary-{s.case_id}" for s in run.scores]
         rows = [
-            [gid, snap.spec.name, run.prompt_name, run.prompt_version, run.image_digest,
+            [gid, snap.spec.name, run.prompt_name, run.prompt_version, run.image_digest, "canary",
              json.dumps(c["vars"], ensure_ascii=False), out, json.dumps(s.metrics(), ensure_ascii=False),
-             s.finish_reason, s.latency_s]
+             s.finish_reason, s.latency_s, None, None]
             for gid, c, s, out in zip(ids, run.cases, run.scores, run.outputs, strict=True)
         ]  # fmt: skip
         con.execute("DELETE FROM generations WHERE generation_id IN (SELECT unnest(?))", [ids])
-        con.executemany("INSERT INTO generations (generation_id, model, prompt_name, prompt_version, image_digest,"
-                        " source, input, output, metrics, finish_reason, latency_s) VALUES"
-                        " (?, ?, ?, ?, ?, 'canary', ?, ?, ?, ?, ?)", rows)  # fmt: skip
+        insert_generations(con, rows)

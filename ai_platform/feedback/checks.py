@@ -10,7 +10,11 @@ runs later, in validate.py.
 
 from __future__ import annotations
 
-from ai_platform.feedback.formats import LABELS
+from typing import Any
+
+import duckdb
+
+from ai_platform.feedback.formats import FIELDS, LABELS
 
 # Reasons are fixed strings so analysts can GROUP BY them; the raw text shows the value.
 WRONG_WIDTH = "wrong number of fields"
@@ -88,3 +92,20 @@ SELECT line, generation_id, reviewer, label, comment, labeled_at,
        raw
 FROM parsed
 """
+
+
+def check_label(label: Any) -> str | None:
+    """The reason one label (a `POST /v1/feedback` body) would be quarantined, by the same checks as a file's
+    rows; None when it is good. Only the warehouse check (unknown generation ids) waits for ingestion."""
+    if not isinstance(label, dict):
+        return NOT_OBJECT
+    if set(label) - set(FIELDS):
+        return f"{UNKNOWN_FIELD}: {', '.join(sorted(set(label) - set(FIELDS)))}"
+    values = [label.get(field) for field in FIELDS]
+    if any(value is not None and not isinstance(value, str) for value in values):
+        return NOT_TEXT
+    columns = ", ".join(f"?::VARCHAR AS {field}" for field in FIELDS)
+    source = f"(SELECT 1 AS line, {columns}, NULL::VARCHAR AS problem, NULL::VARCHAR AS raw)"
+    with duckdb.connect() as con:
+        row = con.execute(f"SELECT reason FROM ({row_checks(source)})", values).fetchone()
+    return row[0] if row else None

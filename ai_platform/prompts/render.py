@@ -89,3 +89,21 @@ def parse_cli_values(document: dict[str, Any], pairs: list[str]) -> dict[str, An
         except ValueError:
             raise RenderError(f"variable '{name}': {text!r} is not JSON (its type is {schema.get('type')})") from None
     return values
+
+
+def check_reply(content: str, schema: dict[str, Any] | None) -> tuple[bool, Any]:
+    """Whether a reply is what the prompt promises, and the reply as the caller should see it.
+
+    With an output schema: valid JSON that the schema (2020-12) accepts, returned parsed
+    (None when it is not JSON). Without one (free text): any reply that is not blank,
+    returned as it is. The canary and the gateway both judge replies by this one rule.
+    """
+    from jsonschema import Draft202012Validator
+
+    if schema is None:
+        return bool(content.strip()), content
+    try:
+        answer = json.loads(content)
+    except ValueError:
+        return False, None
+    return Draft202012Validator(schema).is_valid(answer), answer

@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import queue
-import threading
 import time
 import uuid
-from collections import Counter, defaultdict
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,115 +34,19 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Route
 
 from ai_platform.errors import PlatformError
-from ai_platform.evaluation.injection import injection_score
-from ai_platform.evaluation.pii import find_pii
-from ai_platform.evaluation.text import seq_rep_n
 from ai_platform.image.layout import OciLayout
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import version_of
 from ai_platform.prompts.render import request_body
+from ai_platform.serving.gateway.generations import GenerationLog
+from ai_platform.serving.gateway.labels import accept_label, append_label
+from ai_platform.serving.gateway.metrics import Metrics
+from ai_platform.serving.gateway.scoring import TrustChampions, score_reply
 from ai_platform.serving.state import GATEWAY_URL_FILE, Color, ModelState, load_all, state_dir
-from ai_platform.trust.features import features
 from ai_platform.trust.model import TrustModel
 from ai_platform.trust.rag import KeywordRetriever, with_context
-from ai_platform.warehouse import Warehouse
 
-BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 LOOPBACK = {"127.0.0.1", "::1", "localhost", "testclient"}
-
-
-class Metrics:
-    def __init__(self) -> None:
-        self.requests: Counter[tuple[str, str, int]] = Counter()
-        self.latency: dict[str, list[int]] = defaultdict(lambda: [0] * (len(BUCKETS) + 1))
-        self.latency_sum: Counter[str] = Counter()
-        self.in_flight: Counter[str] = Counter()  # by upstream base_url
-        self.switches = 0
-
-    def observe(self, route: str, model: str, status: int, seconds: float) -> None:
-        self.requests[(route, model, status)] += 1
-        bucket = next((i for i, b in enumerate(BUCKETS) if seconds <= b), len(BUCKETS))
-        self.latency[route][bucket] += 1
-        self.latency_sum[route] += seconds
-
-    def render(self, states: dict[str, ModelState]) -> str:
-        lines = ["# HELP ai_platform_gateway_requests_total Requests by route, model and status.",
-                 "# TYPE ai_platform_gateway_requests_total counter"]  # fmt: skip
-        lines += [f'ai_platform_gateway_requests_total{{route="{r}",model="{m}",status="{s}"}} {n}'
-                  for (r, m, s), n in sorted(self.requests.items())]  # fmt: skip
-        lines += ["# HELP ai_platform_gateway_request_seconds Request latency.",
-                  "# TYPE ai_platform_gateway_request_seconds histogram"]  # fmt: skip
-        for route, counts in sorted(self.latency.items()):
-            total = 0
-            for bound, count in zip([*map(str, BUCKETS), "+Inf"], counts, strict=True):
-                total += count
-                lines.append(f'ai_platform_gateway_request_seconds_bucket{{route="{route}",le="{bound}"}} {total}')
-            lines.append(f'ai_platform_gateway_request_seconds_sum{{route="{route}"}} {self.latency_sum[route]:.6f}')
-            lines.append(f'ai_platform_gateway_request_seconds_count{{route="{route}"}} {total}')
-        lines += ["# TYPE ai_platform_gateway_in_flight gauge"]
-        lines += [f'ai_platform_gateway_in_flight{{upstream="{u}"}} {n}' for u, n in sorted(self.in_flight.items())]
-        lines += ["# TYPE ai_platform_gateway_live_color gauge"]
-        lines += [f'ai_platform_gateway_live_color{{model="{m}",color="{s.live.color}",image="{s.live.image}"}} 1'
-                  for m, s in sorted(states.items()) if s.live]  # fmt: skip
-        lines += [
-            "# TYPE ai_platform_gateway_switches_total counter",
-            f"ai_platform_gateway_switches_total {self.switches}",
-        ]
-        return "\n".join(lines) + "\n"
-
-
-# DuckDB refuses a second connection to a file in one process when the two differ in
-# configuration (read-only vs read-write): every warehouse access of the gateway goes
-# through this lock (seen: the trust-model reload and the generation log collided and
-# generations were dropped).
-WAREHOUSE_LOCK = threading.Lock()
-
-
-class GenerationLog:
-    """Generations go to the warehouse from one background thread, in batches (DuckDB has one writer).
-
-    A batch that cannot be written is kept and retried, never dropped: a generation a
-    reviewer may later label must exist when the label arrives.
-    """
-
-    def __init__(self) -> None:
-        self.queue: queue.Queue[tuple[str, list[Any]]] = queue.Queue()
-        self.thread = threading.Thread(target=self._run, name="generation-log", daemon=True)
-        self.thread.start()
-
-    def add(self, warehouse: str, row: list[Any]) -> None:
-        self.queue.put((warehouse, row))
-
-    def flush(self, timeout_s: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while self.queue.unfinished_tasks and time.monotonic() < deadline:
-            time.sleep(0.05)
-
-    def _run(self) -> None:
-        pending: dict[str, list[list[Any]]] = defaultdict(list)
-        taken = 0
-        while True:
-            try:
-                db, row = self.queue.get(timeout=0.2 if not pending else 1.0)
-                pending[db].append(row)
-                taken += 1
-                if taken < 500:
-                    continue
-            except queue.Empty:
-                pass
-            for db in list(pending):
-                try:
-                    with WAREHOUSE_LOCK, Warehouse(db).write() as con:
-                        con.executemany(
-                            "INSERT INTO generations (generation_id, model, prompt_name, prompt_version, image_digest,"
-                            " source, input, output, metrics, finish_reason, latency_s, trust_score, needs_review)"
-                            " VALUES (?, ?, ?, ?, ?, 'gateway', ?, ?, ?, ?, ?, ?, ?)", pending[db])  # fmt: skip
-                except PlatformError as exc:  # keep serving and keep the rows: the next round retries
-                    print(f"gateway: {len(pending[db])} generations wait to be logged to {db}: {exc}", flush=True)
-                    continue
-                for _ in pending.pop(db):
-                    self.queue.task_done()
-            taken = 0
 
 
 class Gateway:
@@ -154,8 +56,7 @@ class Gateway:
         self.bundles: dict[str, dict[str, dict[str, Any]]] = {}  # digest -> prompt name -> document
         self.metrics = Metrics()
         self.trust: dict[str, TrustModel | None] = {}  # model -> champion trust model
-        self.trust_files: dict[str, TrustModel] = {}
-        self.trust_checked: dict[str, tuple[float, TrustModel | None]] = {}
+        self.champions = TrustChampions()
         self.retrievers: dict[str, KeywordRetriever] = {}
         self.log = GenerationLog()
         self.http = httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=5.0))
@@ -170,36 +71,11 @@ class Gateway:
                 self.bundles[state.live.bundle] = bundle.load(OciLayout(state.live.bundle_layout), state.live.bundle)
         self.metrics.switches += sum(before.get(m) != url for m, url in after.items())
         for state in states.values():
-            self.trust[state.model] = self._champion(state.warehouse)
+            self.trust[state.model] = self.champions.champion(state.warehouse)
             if state.retrieval_corpus and state.retrieval_corpus not in self.retrievers:
                 self.retrievers[state.retrieval_corpus] = KeywordRetriever(Path(state.retrieval_corpus))
         self.states = states
         return after
-
-    def _champion(self, warehouse: str) -> TrustModel | None:
-        """The champion trust model recorded in the warehouse (cached by its file, looked up every 15 s at most:
-        each look holds the file briefly, and pipeline runs write to it)."""
-        if not warehouse or not Path(warehouse).is_file():
-            return None
-        checked, model = self.trust_checked.get(warehouse, (0.0, None))
-        if time.monotonic() - checked < 15.0:
-            return model
-        model = self._lookup_champion(warehouse)
-        self.trust_checked[warehouse] = (time.monotonic(), model)
-        return model
-
-    def _lookup_champion(self, warehouse: str) -> TrustModel | None:
-        try:
-            query = "SELECT artifact_path FROM trust_models WHERE champion ORDER BY trained_at DESC LIMIT 1"
-            with WAREHOUSE_LOCK:
-                _, rows = Warehouse(warehouse, lock_timeout_s=2).query(query)
-        except PlatformError:
-            return None
-        if not rows:
-            return None
-        if rows[0][0] not in self.trust_files:
-            self.trust_files[rows[0][0]] = TrustModel.load(Path(rows[0][0]))
-        return self.trust_files[rows[0][0]]
 
     def prompt(self, name: str, model: str | None) -> tuple[ModelState, dict[str, Any]]:
         hits = [(s, self.bundles[s.live.bundle][name]) for m, s in self.states.items()
@@ -236,14 +112,18 @@ class Gateway:
             self.metrics.observe("prompt", state.model, 502, time.perf_counter() - started)
             return _error(502, str(exc))
         user_text = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
-        scored = self._score(state, document, choice, usage, user_text, time.perf_counter() - started)
+        scored = score_reply(
+            state, document, choice, usage, user_text, time.perf_counter() - started, self.trust.get(state.model)
+        )
         retrieved: list[str] = []
         retriever = self.retrievers.get(state.retrieval_corpus)
         if scored["needs_review"] and retriever is not None and (retrieved := retriever.retrieve(user_text)):
             retry = {**body, "messages": with_context(body["messages"], retrieved)}
             try:
                 again = await self._complete(upstream, retry)
-                rescored = self._score(state, document, *again, user_text, time.perf_counter() - started)
+                rescored = score_reply(
+                    state, document, *again, user_text, time.perf_counter() - started, self.trust.get(state.model)
+                )
                 if (rescored["trust_score"] or 0) > (scored["trust_score"] or 0):
                     scored = {**rescored, "metrics": {**rescored["metrics"], "retrieved": len(retrieved)}}
             except _UpstreamError:
@@ -252,7 +132,7 @@ class Gateway:
         generation_id = f"gen-{uuid.uuid4().hex}"
         version = version_of(document)
         variables = json.dumps(payload.get("variables", {}), ensure_ascii=False)
-        row = [generation_id, state.model, name, version, upstream.image, variables, scored["content"],
+        row = [generation_id, state.model, name, version, upstream.image, "gateway", variables, scored["content"],
                json.dumps(scored["metrics"], ensure_ascii=False), scored["finish_reason"], latency,
                scored["trust_score"], scored["needs_review"]]  # fmt: skip
         self.log.add(state.warehouse, row)
@@ -280,45 +160,20 @@ class Gateway:
         data = reply.json()
         return data["choices"][0], data.get("usage") or {}
 
-    def _score(self, state: ModelState, document: dict[str, Any], choice: dict[str, Any], usage: dict[str, Any],
-               user_text: str, latency: float) -> dict[str, Any]:  # fmt: skip
-        content = choice["message"]["content"] or ""
-        output, valid = _validated(content, document["output_schema"])
-        logprobs = [t["logprob"] for t in (choice.get("logprobs") or {}).get("content") or []]
-        metrics = {
-            "schema_valid": valid,
-            "seq_rep_4": seq_rep_n(content, 4),
-            "pii": [f.kind for f in find_pii(content)],
-            "injection": injection_score(user_text),
-            "output_tokens": usage.get("completion_tokens"),
-            "mean_logprob": sum(logprobs) / len(logprobs) if logprobs else None,
-            "min_logprob": min(logprobs) if logprobs else None,
-            "color": state.live.color if state.live else None,
-        }
-        model = self.trust.get(state.model)
-        row = {"input": user_text, "output": content, "metrics": metrics, "finish_reason": choice.get("finish_reason"),
-               "latency_s": latency}  # fmt: skip
-        trust = model.score(features(row)) if model else None
-        return {"content": content, "output": output, "valid": valid, "metrics": metrics, "trust_score": trust,
-                "needs_review": trust is not None and trust < state.trust_threshold,
-                "finish_reason": choice.get("finish_reason")}  # fmt: skip
-
     async def feedback(self, request: Request) -> Response:
         """A reviewer's label, dropped into the inbox the feedback sensor watches (same validation as a file)."""
         try:
             label = await request.json()
         except ValueError:
             return _error(400, "the body must be JSON")
-        problem = _label_problem(label)
-        if problem:
-            return _error(422, problem)
+        row, problem = accept_label(label)
+        if row is None:
+            return _error(422, problem or "")
         known = [s for s in self.states.values() if s.inbox]
         if not known:
             return _error(503, "no inbox is configured (nothing has been rolled out yet)")
-        row = {k: label.get(k) for k in ("generation_id", "reviewer", "label", "comment", "labeled_at")}
-        row["labeled_at"] = row["labeled_at"] or datetime.now(UTC).isoformat()
         inbox = Path(known[0].inbox)
-        await asyncio.to_thread(_append_label, inbox, row)
+        await asyncio.to_thread(append_label, inbox, row)
         return JSONResponse({"accepted": True, "inbox": str(inbox)}, status_code=202)
 
     async def passthrough(self, request: Request) -> Response:
@@ -397,49 +252,6 @@ class _UpstreamError(Exception):
     pass
 
 
-LABELS = ("correct", "missed_risk", "false_positive")
-
-
-def _label_problem(label: Any) -> str | None:
-    if not isinstance(label, dict):
-        return "the body must be an object"
-    for key in ("generation_id", "reviewer"):
-        if not isinstance(label.get(key), str) or not label[key].strip():
-            return f"{key!r} must be a non-empty string"
-    if label.get("label") not in LABELS:
-        return f"'label' must be one of {', '.join(LABELS)}"
-    if label.get("labeled_at") is not None:
-        try:
-            if datetime.fromisoformat(str(label["labeled_at"])).tzinfo is None:
-                return "'labeled_at' needs a timezone (ISO 8601, e.g. 2026-12-03T10:00:00Z)"
-        except ValueError:
-            return "'labeled_at' must be an ISO 8601 timestamp"
-    return None
-
-
-def _append_label(inbox: Path, row: dict[str, Any]) -> None:
-    """One JSONL file per hour, appended under a lock; ingestion is idempotent, so re-reading it is safe."""
-    import fcntl
-
-    inbox.mkdir(parents=True, exist_ok=True)
-    path = inbox / f"gateway-{datetime.now(UTC):%Y%m%d%H}.jsonl"
-    with path.open("a", encoding="utf-8") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        f.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
-def _validated(content: str, schema: dict[str, Any] | None) -> tuple[Any, bool]:
-    from jsonschema import Draft202012Validator
-
-    if schema is None:
-        return content, True
-    try:
-        output = json.loads(content)
-    except ValueError:
-        return None, False
-    return output, Draft202012Validator(schema).is_valid(output)
-
-
 def _local(request: Request) -> bool:
     return request.client is not None and request.client.host in LOOPBACK
 
@@ -451,7 +263,8 @@ def _error(status: int, message: str) -> JSONResponse:
 def create_app(home: Path) -> Starlette:
     gateway = Gateway(home)
 
-    async def lifespan(app: Starlette) -> Any:
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         task = asyncio.create_task(gateway.watch())
         yield
         task.cancel()

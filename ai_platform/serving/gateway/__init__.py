@@ -1,0 +1,5 @@
+"""The gateway, one module per concern: routes (app), metrics, the generation log, label intake, scoring."""
+
+from ai_platform.serving.gateway.app import Gateway, create_app, serve
+
+__all__ = ["Gateway", "create_app", "serve"]

@@ -1,0 +1,76 @@
+"""Scoring a reply on the request path: the reply checks the canary also runs, and the champion trust model."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from ai_platform.errors import PlatformError
+from ai_platform.evaluation.injection import injection_score
+from ai_platform.evaluation.pii import find_pii
+from ai_platform.evaluation.text import seq_rep_n
+from ai_platform.prompts.render import check_reply
+from ai_platform.serving.gateway.generations import WAREHOUSE_LOCK
+from ai_platform.serving.state import ModelState
+from ai_platform.trust.features import features
+from ai_platform.trust.model import TrustModel
+from ai_platform.warehouse import Warehouse
+
+CHAMPION_TTL_S = 15.0
+
+
+class TrustChampions:
+    """The champion trust model each warehouse records, cached by its file and looked up every 15 s at most:
+    each look holds the warehouse file briefly, and pipeline runs write to it."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, TrustModel] = {}
+        self.checked: dict[str, tuple[float, TrustModel | None]] = {}
+
+    def champion(self, warehouse: str) -> TrustModel | None:
+        if not warehouse or not Path(warehouse).is_file():
+            return None
+        checked, model = self.checked.get(warehouse, (0.0, None))
+        if time.monotonic() - checked < CHAMPION_TTL_S:
+            return model
+        model = self._lookup(warehouse)
+        self.checked[warehouse] = (time.monotonic(), model)
+        return model
+
+    def _lookup(self, warehouse: str) -> TrustModel | None:
+        try:
+            query = "SELECT artifact_path FROM trust_models WHERE champion ORDER BY trained_at DESC LIMIT 1"
+            with WAREHOUSE_LOCK:
+                _, rows = Warehouse(warehouse, lock_timeout_s=2).query(query)
+        except PlatformError:
+            return None
+        if not rows:
+            return None
+        if rows[0][0] not in self.files:
+            self.files[rows[0][0]] = TrustModel.load(Path(rows[0][0]))
+        return self.files[rows[0][0]]
+
+
+def score_reply(state: ModelState, document: dict[str, Any], choice: dict[str, Any], usage: dict[str, Any],
+                user_text: str, latency: float, trust_model: TrustModel | None) -> dict[str, Any]:  # fmt: skip
+    """One upstream choice, checked and scored; `needs_review` when the trust model scores it under the threshold."""
+    content = choice["message"]["content"] or ""
+    valid, output = check_reply(content, document["output_schema"])
+    logprobs = [t["logprob"] for t in (choice.get("logprobs") or {}).get("content") or []]
+    metrics = {
+        "schema_valid": valid,
+        "seq_rep_4": seq_rep_n(content, 4),
+        "pii": [f.kind for f in find_pii(content)],
+        "injection": injection_score(user_text),
+        "output_tokens": usage.get("completion_tokens"),
+        "mean_logprob": sum(logprobs) / len(logprobs) if logprobs else None,
+        "min_logprob": min(logprobs) if logprobs else None,
+        "color": state.live.color if state.live else None,
+    }
+    row = {"input": user_text, "output": content, "metrics": metrics, "finish_reason": choice.get("finish_reason"),
+           "latency_s": latency}  # fmt: skip
+    trust = trust_model.score(features(row)) if trust_model else None
+    return {"content": content, "output": output, "valid": valid, "metrics": metrics, "trust_score": trust,
+            "needs_review": trust is not None and trust < state.trust_threshold,
+            "finish_reason": choice.get("finish_reason")}  # fmt: skip
