@@ -15,11 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ai_platform.errors import PlatformError
-
-
-class MissingArtifactError(PlatformError):
-    """A stage's input has not been produced yet."""
+from ai_platform.errors import MissingArtifactError
 
 
 def canonical_json(value: Any) -> bytes:

@@ -1,4 +1,5 @@
-"""The one exception tree. Every expected failure is a `PlatformError`.
+"""The one exception tree. Every expected failure is a `PlatformError`, and every one is defined here,
+so a reader sees every way the platform can refuse in one file.
 
 The CLI prints `error: <message>` for these and exits 1; anything else is a bug
 and keeps its traceback.
@@ -57,3 +58,119 @@ class QuantizationError(PlatformError):
 
 class FeedbackError(PlatformError):
     """A label file cannot be ingested as a whole: unreadable, undeclared encoding, no usable header."""
+
+
+class MissingArtifactError(PlatformError):
+    """A stage's input has not been produced yet."""
+
+
+class GateError(PlatformError):
+    """A gate names a metric the canary does not measure."""
+
+
+class EvalSetError(PlatformError):
+    """An eval file is unreadable or a case breaks the format; names file and line."""
+
+
+class CalibrationError(QuantizationError):
+    """A calibration file is unreadable or a row breaks the format; names file and line."""
+
+
+class ImageError(PlatformError):
+    """An OCI layout, image or registry exchange is missing, malformed, or does not match its digest."""
+
+
+class TransientRegistryError(ImageError):
+    """The connection failed or the registry answered 429 or 5xx: the exchange is worth another try."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class SafetensorsError(WeightsError):
+    """A safetensors file breaks a format rule; the message names the file and the rule."""
+
+
+class HeaderSizeError(SafetensorsError):
+    """The 8-byte length prefix is missing, over the limit, or points past the end of the file."""
+
+
+class HeaderEncodingError(SafetensorsError):
+    """The header is not UTF-8, not JSON, not an object, or repeats a key."""
+
+
+class TensorEntryError(SafetensorsError):
+    """A tensor entry lacks a field, has a field of the wrong type, or an unknown dtype."""
+
+
+class TensorSizeError(SafetensorsError):
+    """shape x dtype size does not equal the tensor's byte span (or overflows)."""
+
+
+class OffsetLayoutError(SafetensorsError):
+    """Offsets are unsorted, overlapping, leave a gap, or do not cover the data buffer exactly."""
+
+
+class MetadataError(SafetensorsError):
+    """`__metadata__` is not a string -> string object."""
+
+
+class PromptSourceError(PromptError):
+    """A rule of the prompt language (docs/prompt-language.md) is broken at a position of a file."""
+
+    def __init__(self, path: str, line: int, col: int, message: str) -> None:
+        self.path, self.line, self.col, self.reason = path, line, col, message
+        super().__init__(f"{path}:{line}:{col}: {message}")
+
+
+class EncodingError(PromptSourceError):
+    """The file is not UTF-8."""
+
+
+class PromptSyntaxError(PromptSourceError):
+    """Lexical or JSON syntax: unterminated strings, trailing commas, comments inside JSON, ..."""
+
+
+class UnknownKeyError(PromptSourceError):
+    """An entry key or a `params` key the language does not know."""
+
+
+class DuplicateKeyError(PromptSourceError):
+    """A non-repeatable entry given twice, or a key repeated inside a JSON object."""
+
+
+class EntryValueError(PromptSourceError):
+    """An entry's value has the wrong kind (e.g. `user: 3`) or a param is out of range."""
+
+
+class NotationError(PromptSourceError):
+    """A schema notation value is not a type: unknown type name, bad enum, array arity."""
+
+
+class TemplateError(PromptSourceError):
+    """A malformed `{{ ... }}` or a placeholder that input_schema does not declare."""
+
+
+class MissingEntryError(PromptSourceError):
+    """A required entry is absent (at least one `user` message)."""
+
+
+class EngineCompatibilityError(PromptSourceError):
+    """The output schema would be rejected by the serving engine (xgrammar / vLLM)."""
+
+
+class RenderError(PromptError):
+    """Rendering failed: a variable is missing, unknown or does not match the input schema."""
+
+
+class SchemaNotationError(PromptError):
+    """A schema notation value is not a type; `where` is the path to it inside the value."""
+
+    def __init__(self, where: tuple[str | int, ...], message: str) -> None:
+        self.where = where
+        super().__init__(message)
+
+
+class TrustModelError(PlatformError):
+    """A trust model file is unreadable, of another format, or there is too little data to train one."""

@@ -16,7 +16,8 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from ai_platform.artifacts import ArtifactStore, MissingArtifactError
+from ai_platform.artifacts import ArtifactStore
+from ai_platform.errors import MissingArtifactError
 
 
 @dataclass(frozen=True)

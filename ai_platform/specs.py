@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ai_platform.artifacts import ArtifactStore, MissingArtifactError, canonical_json, sha256_hex
+from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
 from ai_platform.config import LocalSource, ModelSpec, Platform, load_platform
+from ai_platform.errors import MissingArtifactError
 from ai_platform.platform_repo import Commit, load_at, resolve
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import dagster as dg
 from pydantic import PrivateAttr
 
-from ai_platform.artifacts import MissingArtifactError
 from ai_platform.changes import COMMIT_TAG, local_repo, sync
 from ai_platform.config import Platform
+from ai_platform.errors import MissingArtifactError
 from ai_platform.records import Records
 from ai_platform.specs import SpecSnapshot, pinned_spec, snapshot_model_spec
 from ai_platform.warehouse import Warehouse

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ai_platform.errors import CalibrationError
 from ai_platform.quantize import calibration
-from ai_platform.quantize.calibration import CalibrationError, Sample
+from ai_platform.quantize.calibration import Sample
 
 
 def write(path: Path, rows: list[object]) -> Path:

@@ -17,8 +17,9 @@ from typing import ClassVar
 import pytest
 
 from ai_platform.config import Gate
+from ai_platform.errors import GateError
 from ai_platform.evaluation.client import run_cases
-from ai_platform.evaluation.gates import GateError, by_metric, judge
+from ai_platform.evaluation.gates import by_metric, judge
 from ai_platform.evaluation.recall import task_recall
 from ai_platform.evaluation.report import comparison, latency_histogram, latency_svg
 from ai_platform.evaluation.scoring import percentile

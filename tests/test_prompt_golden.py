@@ -22,9 +22,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from ai_platform.errors import PromptError
+from ai_platform.errors import PromptError, PromptSourceError
 from ai_platform.prompts.compiler import compile_bytes, compile_file
-from ai_platform.prompts.source import PromptSourceError
 
 GOLDEN = Path(__file__).parent / "golden" / "prompts"
 SHA_PLACEHOLDER = "<sha256 of the .prompt file>"

@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 
 from ai_platform.artifacts import canonical_json
-from ai_platform.errors import PromptError
+from ai_platform.errors import PromptError, RenderError
 from ai_platform.prompts.compiler import compile_bytes
 from ai_platform.prompts.render import check_values, parse_cli_values, render_messages, request_body
-from ai_platform.prompts.source import RenderError
 
 TYPED = rb"""input_schema: {
   "doc": "string", "n": "integer?", "tags": ["string"], "meta": {"k": "string"}, "lang": "enum[zh,en]", "ok": "boolean?"

@@ -13,9 +13,10 @@ import httpx
 import pytest
 from conftest import LocalRegistry
 
+from ai_platform.errors import TransientRegistryError
 from ai_platform.image.build import build
 from ai_platform.image.layout import OciLayout
-from ai_platform.image.registry import ATTEMPTS, Reference, TransientRegistryError, pull, push
+from ai_platform.image.registry import ATTEMPTS, Reference, pull, push
 
 NAME = "contract-reviewer"
 

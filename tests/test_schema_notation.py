@@ -5,7 +5,8 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from ai_platform.prompts.schema import DRAFT, SchemaNotationError, compile_schema
+from ai_platform.errors import SchemaNotationError
+from ai_platform.prompts.schema import DRAFT, compile_schema
 
 REFERENCE = {"risk_points": [{"point": "string", "level": "enum[高,中,低]", "basis": "string", "suggestion": "string"}]}
 GOOD = {"risk_points": [{"point": "付款", "level": "高", "basis": "民法典第五百七十七条", "suggestion": "明确期限"}]}

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from ai_platform.artifacts import ArtifactStore
+from ai_platform.errors import TrustModelError
 from ai_platform.trust.features import FEATURES, features
-from ai_platform.trust.model import TrustModel, TrustModelError
+from ai_platform.trust.model import TrustModel
 from ai_platform.trust.train import MIN_LABELS, Example, ece, evaluate, fit, train
 from ai_platform.warehouse import Warehouse
 

@@ -26,22 +26,17 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ai_platform.errors import PlatformError
-from ai_platform.weights.header import (
-    DTYPE_BITS,
-    MAX_HEADER_BYTES,
-    U64_MAX,
-    Header,
+from ai_platform.errors import (
     HeaderEncodingError,
     HeaderSizeError,
     MetadataError,
     OffsetLayoutError,
+    PlatformError,
     SafetensorsError,
     TensorEntryError,
     TensorSizeError,
-    parse_header,
-    read_header,
 )
+from ai_platform.weights.header import DTYPE_BITS, MAX_HEADER_BYTES, U64_MAX, Header, parse_header, read_header
 
 # --------------------------------------------------------------------------- helpers
 

@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from ai_platform.errors import WeightsError
+from ai_platform.errors import OffsetLayoutError, WeightsError
 from ai_platform.weights import hashing
-from ai_platform.weights.header import OffsetLayoutError
 from ai_platform.weights.manifest import build_manifest, compare, digest, identical_fraction, scan
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,12 +14,8 @@ import math
 from dataclasses import dataclass
 
 from ai_platform.config import Gate
-from ai_platform.errors import PlatformError
+from ai_platform.errors import GateError
 from ai_platform.evaluation.scoring import METRICS
-
-
-class GateError(PlatformError):
-    """A gate names a metric the canary does not measure."""
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ai_platform.artifacts import ArtifactStore
-from ai_platform.errors import PlatformError
+from ai_platform.errors import EvalSetError
 from ai_platform.evaluation.gates import Verdict, by_metric, judge
 from ai_platform.evaluation.injection import InjectionClassifier, injection_score
 from ai_platform.evaluation.scoring import CaseScore, aggregate, run_and_score
@@ -32,10 +32,6 @@ from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse, insert_generations
 
 Serve = Callable[[str], AbstractContextManager[str]]  # an image digest -> a server's base URL, while open
-
-
-class EvalSetError(PlatformError):
-    """An eval file is unreadable or a case breaks the format; names file and line."""
 
 
 @dataclass

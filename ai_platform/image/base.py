@@ -13,7 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ai_platform.image.layout import Descriptor, ImageError, OciLayout
+from ai_platform.errors import ImageError
+from ai_platform.image.layout import Descriptor, OciLayout
 from ai_platform.image.registry import Reference, pull
 
 PLATFORM = ("linux", "amd64")  # (os, architecture) of every model image: a base must match it

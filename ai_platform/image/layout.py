@@ -26,16 +26,12 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ai_platform.artifacts import atomic_write, canonical_json, sha256_hex
-from ai_platform.errors import PlatformError
+from ai_platform.errors import ImageError
 
 MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 INDEX = "application/vnd.oci.image.index.v1+json"
 EMPTY = "application/vnd.oci.empty.v1+json"
 REF_NAME = "org.opencontainers.image.ref.name"
-
-
-class ImageError(PlatformError):
-    """An OCI layout, image or registry exchange is missing, malformed, or does not match its digest."""
 
 
 @dataclass(frozen=True)

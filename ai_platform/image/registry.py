@@ -40,7 +40,8 @@ from urllib.parse import urljoin
 
 import httpx
 
-from ai_platform.image.layout import INDEX, MANIFEST, Descriptor, ImageError, OciLayout
+from ai_platform.errors import ImageError, TransientRegistryError
+from ai_platform.image.layout import INDEX, MANIFEST, Descriptor, OciLayout
 
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
@@ -56,14 +57,6 @@ CHUNK = 8 * 1024 * 1024
 # again from its start, after 0.5, 1, 2 s or the registry's Retry-After (at most 30 s).
 ATTEMPTS = 4
 TRANSIENT = {429, 500, 502, 503, 504}
-
-
-class TransientRegistryError(ImageError):
-    """The connection failed or the registry answered 429 or 5xx: the exchange is worth another try."""
-
-    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True)

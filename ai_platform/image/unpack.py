@@ -17,8 +17,9 @@ import uuid
 from pathlib import Path
 from typing import BinaryIO
 
+from ai_platform.errors import ImageError
 from ai_platform.image.base import BASE_LAYERS
-from ai_platform.image.layout import ImageError, OciLayout
+from ai_platform.image.layout import OciLayout
 
 
 class _Hashing:

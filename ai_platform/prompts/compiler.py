@@ -15,21 +15,21 @@ from typing import Any
 
 from ai_platform.artifacts import canonical_json, sha256_hex
 from ai_platform.config import PROMPT_NAME
-from ai_platform.prompts import engine
-from ai_platform.prompts.parser import Entry, parse_entries
-from ai_platform.prompts.schema import DRAFT, SchemaNotationError, compile_notation
-from ai_platform.prompts.source import (
+from ai_platform.errors import (
     DuplicateKeyError,
     EngineCompatibilityError,
     EntryValueError,
     MissingEntryError,
     NotationError,
     PromptSourceError,
-    Source,
+    SchemaNotationError,
     TemplateError,
     UnknownKeyError,
-    Warning_,
 )
+from ai_platform.prompts import engine
+from ai_platform.prompts.parser import Entry, parse_entries
+from ai_platform.prompts.schema import DRAFT, compile_notation
+from ai_platform.prompts.source import Source, Warning_
 from ai_platform.prompts.template import MalformedPlaceholder, pieces
 
 ROLES = ("system", "user", "assistant")

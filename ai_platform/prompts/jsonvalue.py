@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ai_platform.prompts.source import DuplicateKeyError, PromptSyntaxError, Source
+from ai_platform.errors import DuplicateKeyError, PromptSyntaxError
+from ai_platform.prompts.source import Source
 
 Path = tuple[str | int, ...]
 MAX_DEPTH = 64  # deeper than any real schema; keeps hostile input from exhausting the stack

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ai_platform.errors import PromptSyntaxError
 from ai_platform.prompts.jsonvalue import JsonReader, Positions
-from ai_platform.prompts.source import PromptSyntaxError, Source
+from ai_platform.prompts.source import Source
 
 KEY_START = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 KEY_CHARS = KEY_START + "0123456789"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ai_platform.prompts.source import RenderError
+from ai_platform.errors import RenderError
 from ai_platform.prompts.template import substitute
 
 

@@ -17,16 +17,10 @@ import difflib
 import json
 from typing import Any
 
-from ai_platform.errors import PromptError
+from ai_platform.errors import SchemaNotationError
 
 SCALARS = ("string", "integer", "number", "boolean")
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-
-
-class SchemaNotationError(PromptError):
-    def __init__(self, where: tuple[str | int, ...], message: str) -> None:
-        self.where = where
-        super().__init__(message)
 
 
 def compile_schema(value: Any) -> dict[str, Any]:

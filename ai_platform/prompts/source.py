@@ -11,57 +11,9 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from ai_platform.errors import PromptError
+from ai_platform.errors import EncodingError, PromptSourceError
 
 BOM = b"\xef\xbb\xbf"
-
-
-class PromptSourceError(PromptError):
-    """A rule of PROMPT_DSL.md is broken at a position of a file."""
-
-    def __init__(self, path: str, line: int, col: int, message: str) -> None:
-        self.path, self.line, self.col, self.reason = path, line, col, message
-        super().__init__(f"{path}:{line}:{col}: {message}")
-
-
-class EncodingError(PromptSourceError):
-    """The file is not UTF-8."""
-
-
-class PromptSyntaxError(PromptSourceError):
-    """Lexical or JSON syntax: unterminated strings, trailing commas, comments inside JSON, ..."""
-
-
-class UnknownKeyError(PromptSourceError):
-    """An entry key or a `params` key the language does not know."""
-
-
-class DuplicateKeyError(PromptSourceError):
-    """A non-repeatable entry given twice, or a key repeated inside a JSON object."""
-
-
-class EntryValueError(PromptSourceError):
-    """An entry's value has the wrong kind (e.g. `user: 3`) or a param is out of range."""
-
-
-class NotationError(PromptSourceError):
-    """A schema notation value is not a type: unknown type name, bad enum, array arity."""
-
-
-class TemplateError(PromptSourceError):
-    """A malformed `{{ ... }}` or a placeholder that input_schema does not declare."""
-
-
-class MissingEntryError(PromptSourceError):
-    """A required entry is absent (at least one `user` message)."""
-
-
-class EngineCompatibilityError(PromptSourceError):
-    """The output schema would be rejected by the serving engine (xgrammar / vLLM)."""
-
-
-class RenderError(PromptError):
-    """Rendering failed: a variable is missing, unknown or does not match the input schema."""
 
 
 @dataclass(frozen=True)

@@ -20,14 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ai_platform.errors import QuantizationError
+from ai_platform.errors import CalibrationError
 
 ROLES = ("system", "user", "assistant")
 MAX_PROBLEMS = 20
-
-
-class CalibrationError(QuantizationError):
-    """A calibration file is unreadable or a row breaks the format; names file and line."""
 
 
 @dataclass(frozen=True)

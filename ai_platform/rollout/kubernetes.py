@@ -17,9 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ai_platform.artifacts import ArtifactStore, MissingArtifactError
+from ai_platform.artifacts import ArtifactStore
 from ai_platform.config import ModelSpec, Platform
-from ai_platform.errors import ServingError
+from ai_platform.errors import MissingArtifactError, ServingError
 from ai_platform.image.locations import digest_tag, remote
 from ai_platform.kube import gpu_scheduling
 from ai_platform.logs import Log

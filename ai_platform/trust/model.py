@@ -15,13 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ai_platform.artifacts import canonical_json, sha256_hex
-from ai_platform.errors import PlatformError
+from ai_platform.errors import TrustModelError
 
 FORMAT = "ai-platform.trust-model/v1"
-
-
-class TrustModelError(PlatformError):
-    """A trust model file is unreadable, of another format, or there is too little data to train one."""
 
 
 @dataclass(frozen=True)

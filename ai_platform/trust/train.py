@@ -21,8 +21,9 @@ from datetime import datetime
 from typing import Any
 
 from ai_platform.artifacts import ArtifactStore
+from ai_platform.errors import TrustModelError
 from ai_platform.trust.features import FEATURES, features
-from ai_platform.trust.model import TrustModel, TrustModelError
+from ai_platform.trust.model import TrustModel
 from ai_platform.warehouse import Warehouse
 
 MIN_LABELS = 20

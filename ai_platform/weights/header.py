@@ -16,7 +16,15 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from ai_platform.errors import WeightsError
+from ai_platform.errors import (
+    HeaderEncodingError,
+    HeaderSizeError,
+    MetadataError,
+    OffsetLayoutError,
+    SafetensorsError,
+    TensorEntryError,
+    TensorSizeError,
+)
 
 MAX_HEADER_BYTES = 100_000_000  # the reference reader's limit
 DTYPE_BITS: dict[str, int] = {
@@ -27,34 +35,6 @@ DTYPE_BITS: dict[str, int] = {
     "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
 }  # fmt: skip
 U64_MAX = 2**64 - 1
-
-
-class SafetensorsError(WeightsError):
-    """A safetensors file breaks a format rule; the message names the file and the rule."""
-
-
-class HeaderSizeError(SafetensorsError):
-    """The 8-byte length prefix is missing, over the limit, or points past the end of the file."""
-
-
-class HeaderEncodingError(SafetensorsError):
-    """The header is not UTF-8, not JSON, not an object, or repeats a key."""
-
-
-class TensorEntryError(SafetensorsError):
-    """A tensor entry lacks a field, has a field of the wrong type, or an unknown dtype."""
-
-
-class TensorSizeError(SafetensorsError):
-    """shape x dtype size does not equal the tensor's byte span (or overflows)."""
-
-
-class OffsetLayoutError(SafetensorsError):
-    """Offsets are unsorted, overlapping, leave a gap, or do not cover the data buffer exactly."""
-
-
-class MetadataError(SafetensorsError):
-    """`__metadata__` is not a string -> string object."""
 
 
 @dataclass(frozen=True)
