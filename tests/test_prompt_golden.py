@@ -1,4 +1,4 @@
-"""Golden tests of the .prompt compiler: every notation row, entry and error of PROMPT_DSL.md.
+"""Golden tests of the .prompt compiler: every notation row, entry and error of docs/prompt-language.md.
 
 Each `tests/golden/prompts/NAME.prompt` has beside it exactly one of
 - `NAME.json`: the expected compiled document (compared as parsed JSON, whole), where
@@ -7,7 +7,7 @@ Each `tests/golden/prompts/NAME.prompt` has beside it exactly one of
 and optionally `NAME.warn` (the exact warning lines, in order; no file means no warnings) and
 `NAME.xfail` (the reason: a known compiler bug, run as a strict xfail).
 
-The expected files were derived by hand from PROMPT_DSL.md and are reviewed by hand: there is
+The expected files were derived by hand from docs/prompt-language.md and are reviewed by hand: there is
 deliberately no switch that rewrites them from the compiler's output.
 """
 

@@ -1,4 +1,4 @@
-"""The schema notation of PROMPT_DSL.md on the reference case (the full parser is issue 4)."""
+"""The schema notation of docs/prompt-language.md on the reference case (the full parser is issue 4)."""
 
 from __future__ import annotations
 

@@ -33,6 +33,25 @@ def test_migrate_is_idempotent(tmp_path: Path) -> None:
     assert wh.migrate() == []
 
 
+def test_a_warehouse_migrated_before_a_comment_was_reworded_is_current(tmp_path: Path) -> None:
+    """0001's header comment changed after release; warehouses made with the old text keep working."""
+    import hashlib
+    import subprocess
+
+    old = subprocess.run(["git", "show", "050ca40:ai_platform/migrations/0001_initial.sql"], capture_output=True,
+                         cwd=Path(__file__).resolve().parent.parent)  # fmt: skip
+    if old.returncode != 0:
+        pytest.skip("not a git checkout with the history of 0001_initial.sql")
+    path = tmp_path / "w.duckdb"
+    Warehouse(path).migrate()
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE schema_migrations SET checksum = ? WHERE version = 1", [hashlib.sha256(old.stdout).hexdigest()])
+    con.close()
+    assert Warehouse(path).migrate() == []
+    _, rows = Warehouse(path).query("SELECT checksum FROM schema_migrations WHERE version = 1")
+    assert rows == [(migrations()[0].checksum,)]
+
+
 def test_edited_migration_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "w.duckdb"
     Warehouse(path).migrate()

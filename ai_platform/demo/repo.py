@@ -5,7 +5,7 @@ Layout of what it writes (then `git init` and one commit):
     platform.yaml                     the platform's config
     models/contract-reviewer.yaml     one model spec
     hub/contract-qwen2/               the trained tiny model: a local "hub" folder
-    prompts/contract_review.prompt    the reference prompt of PROMPT_DSL.md
+    prompts/contract_review.prompt    the reference prompt of docs/prompt-language.md
     evals/contract_review.jsonl       held-out cases with expected risk levels/keywords
     calibration/contracts.jsonl       domain chats (with replies) for AWQ calibration and its gates
     labels/*.csv|jsonl                sample reviewer label files (one bad row on purpose)

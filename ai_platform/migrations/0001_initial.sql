@@ -1,4 +1,4 @@
--- The tables of DESIGN.md §6. Digests are lowercase hex sha256 ("sha256:" prefixed
+-- The warehouse schema (docs/architecture.md, "The warehouse"). Digests are lowercase hex sha256 ("sha256:" prefixed
 -- where the OCI convention wants it). Times are UTC.
 
 CREATE TABLE weight_files (

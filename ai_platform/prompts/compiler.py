@@ -1,4 +1,4 @@
-"""A .prompt file to its canonical compiled JSON (PROMPT_DSL.md, "Compiled form").
+"""A .prompt file to its canonical compiled JSON (docs/prompt-language.md, "What the compiler produces").
 
 The compiled document's sha256 is the prompt's version. Compilation is all or
 nothing: the first broken rule raises a `PromptSourceError` with its position;

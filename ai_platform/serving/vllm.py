@@ -1,6 +1,6 @@
 """The one vLLM launcher: start the serve environment's OpenAI server for a model folder.
 
-Why this shape (DESIGN.md §4): `vllm serve` fails with the CPU build, so we run
+Why this shape (docs/architecture.md, "Three environments"): `vllm serve` fails with the CPU build, so we run
 `python -m vllm.entrypoints.openai.api_server` from the serve environment's own
 interpreter. Children inherit ignored SIGINT/SIGTERM from some shells, so the
 dispositions are reset before exec; the server is stopped by PID with SIGTERM,
@@ -34,7 +34,7 @@ from ai_platform.image.unpack import unpack
 from ai_platform.serving.runtime import checkpoint_scheme, preflight, probe_env
 
 Device = Literal["cpu", "gpu"]
-# The serve environment `make envs` builds beside the platform's (DESIGN.md §4).
+# The serve environment `make envs` builds beside the platform's (docs/architecture.md).
 SERVE_PYTHON = Path(__file__).resolve().parents[2] / ".venvs" / "serve" / "bin" / "python"
 CPU_BLOCK_MULTIPLE = 32  # vLLM CPU_ATTN kernel: "No common block size for 16 (CPU_ATTN: [MultipleOf(32)])"
 
