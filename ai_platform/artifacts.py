@@ -65,4 +65,5 @@ class ArtifactStore:
         path = self.root / "refs" / stage / f"{partition}.json"
         if not path.is_file():
             raise MissingArtifactError(f"{stage} has not been materialized for '{partition}' yet")
-        return json.loads(path.read_bytes())
+        record: dict[str, Any] = json.loads(path.read_bytes())
+        return record

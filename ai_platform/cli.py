@@ -396,7 +396,9 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="ai-platform", description=__doc__.splitlines()[0])
     areas = top.add_subparsers(dest="area", required=True, metavar="AREA")
 
-    def command(area: argparse._SubParsersAction, name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
+    def command(
+        area: argparse._SubParsersAction[argparse.ArgumentParser], name: str, handler: Handler, help: str
+    ) -> argparse.ArgumentParser:
         p = area.add_parser(name, help=help, description=help)
         p.set_defaults(handler=handler)
         p.add_argument("--json", action="store_true", help="print a machine-readable result on stdout")

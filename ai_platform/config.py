@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 
 from ai_platform.errors import ConfigError
 
@@ -22,6 +23,9 @@ PROMPT_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+S = TypeVar("S", bound=Strict)
 
 
 # ---------------------------------------------------------------- platform.yaml
@@ -345,11 +349,10 @@ def _parse_yaml(text: str, where: str) -> Any:
 
 def parse_platform_config(text: str, where: str) -> PlatformConfig:
     """platform.yaml's text, validated; every problem in one ConfigError naming `where` and the field."""
-    config: PlatformConfig = parse(PlatformConfig, _parse_yaml(text, where), Path(where))
-    return config
+    return parse(PlatformConfig, _parse_yaml(text, where), Path(where))
 
 
-def _describe(error: dict[str, Any]) -> str:
+def _describe(error: ErrorDetails) -> str:
     field = ".".join(str(part) for part in error["loc"]) or "(top level)"
     kind = error["type"]
     ctx = error.get("ctx") or {}
@@ -365,7 +368,7 @@ def _describe(error: dict[str, Any]) -> str:
     return f"{field}: {message} (got {error['input']!r})"
 
 
-def parse(model: type[Strict], data: Any, path: Path) -> Any:
+def parse(model: type[S], data: Any, path: Path) -> S:
     """Validate `data` read from `path`; all problems in one ConfigError naming file and field."""
     if data is None:
         data = {}

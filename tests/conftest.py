@@ -23,10 +23,13 @@ ROOT = Path(__file__).resolve().parent.parent
 from ai_platform.serving.vllm import SERVE_PYTHON  # noqa: E402 - tests import it from here
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: the registry marker must be there by then
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     has_gpu = shutil.which("nvidia-smi") is not None
     has_cluster = bool(os.environ.get("KUBECONFIG")) or (Path.home() / ".kube" / "config").is_file()
     for item in items:
+        if "registry" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.registry)
         if "gpu" in item.keywords and not has_gpu:
             item.add_marker(pytest.mark.skip(reason="needs a GPU (no nvidia-smi on this machine)"))
         if "k8s" in item.keywords and not has_cluster:

@@ -1,4 +1,4 @@
-"""The code location: the asset graph of docs/architecture.md, model_spec for real, no rollout without a passed canary."""
+"""The code location: the asset graph of docs/architecture.md, model_spec for real, no rollout before a canary pass."""
 
 from __future__ import annotations
 

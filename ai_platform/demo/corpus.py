@@ -43,7 +43,10 @@ CLAUSES: tuple[ClauseKind, ...] = (
         "payment",
         ("乙方交付后，甲方视资金情况付款。", "甲方应在方便时支付合同价款{amount}元。"),
         ("甲方应于验收合格后{days}日内支付合同价款{amount}元。", "合同价款{amount}元，甲方于每月{days}日前支付。"),
-        ("The Buyer shall pay when funds permit.", "The Buyer may pay the price of {amount} yuan at a convenient time."),
+        (
+            "The Buyer shall pay when funds permit.",
+            "The Buyer may pay the price of {amount} yuan at a convenient time.",
+        ),
         ("The Buyer shall pay {amount} yuan within {days} days after acceptance.",),
         Risk("付款期限不明确", "高", "民法典第五百一十一条", "明确付款期限和方式", "付款"),
         Risk("Payment term undefined", "高", "Civil Code Art. 511", "Specify the payment deadline", "Payment"),
@@ -82,7 +85,13 @@ CLAUSES: tuple[ClauseKind, ...] = (
         ("Disputes shall be settled through negotiation.",),
         ("Any dispute shall be submitted to the {city} Arbitration Commission.",),
         Risk("争议解决约定不明", "低", "民事诉讼法第三十五条", "明确约定管辖法院或仲裁机构", "争议"),
-        Risk("Unclear dispute resolution", "低", "Civil Procedure Law Art. 35", "Name a court or arbitration body", "dispute"),
+        Risk(
+            "Unclear dispute resolution",
+            "低",
+            "Civil Procedure Law Art. 35",
+            "Name a court or arbitration body",
+            "dispute",
+        ),
     ),
     ClauseKind(
         "ip",

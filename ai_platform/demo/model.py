@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ai_platform.demo import corpus
 
@@ -72,7 +73,7 @@ def answer_text(example: corpus.Example) -> str:
     return json.dumps(example.answer, ensure_ascii=False, separators=(",", ":"))
 
 
-def _tokenizer(recipe: Recipe, texts: list[str]):  # -> tokenizers.Tokenizer
+def _tokenizer(recipe: Recipe, texts: list[str]) -> Any:  # a tokenizers.Tokenizer
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
@@ -89,7 +90,7 @@ def _tokenizer(recipe: Recipe, texts: list[str]):  # -> tokenizers.Tokenizer
     return tok
 
 
-def _save_tokenizer(tok, out: Path, recipe: Recipe) -> None:  # tok: tokenizers.Tokenizer
+def _save_tokenizer(tok: Any, out: Path, recipe: Recipe) -> None:  # tok: a tokenizers.Tokenizer
     tok.save(str(out / "tokenizer.json"))
     # Written by hand, not save_pretrained: the platform, quantize and serve
     # environments run three different transformers 5.x releases and must all read it.
@@ -133,7 +134,7 @@ def train(recipe: Recipe, out: Path, log: Callable[[str], None]) -> None:
     torch.manual_seed(recipe.seed)
     torch.set_num_threads(recipe.threads)
     torch.use_deterministic_algorithms(True)
-    config = Qwen2Config(
+    config = Qwen2Config(  # type: ignore[call-arg]  # rope_theta is read from kwargs at run time
         vocab_size=tok.get_vocab_size(),
         hidden_size=recipe.hidden_size,
         intermediate_size=recipe.intermediate_size,
@@ -182,7 +183,8 @@ def train(recipe: Recipe, out: Path, log: Callable[[str], None]) -> None:
         bar.set_postfix(loss=f"{loss_value:.3f}", refresh=False)
     bar.close()
 
-    model.eval()
+    model.eval()  # type: ignore[no-untyped-call]
     model.save_pretrained(out)
-    GenerationConfig(eos_token_id=im_end, pad_token_id=pad, do_sample=False).save_pretrained(out)
+    generation = GenerationConfig(eos_token_id=im_end, pad_token_id=pad, do_sample=False)  # type: ignore[no-untyped-call]
+    generation.save_pretrained(out)
     log(f"demo model: trained {recipe.steps} steps in {time.monotonic() - started:.0f}s, final loss {loss_value:.4f}")

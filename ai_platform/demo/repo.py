@@ -128,7 +128,7 @@ output_schema: {{
 
 def eval_cases(seed: int) -> list[dict[str, object]]:
     """Held-out cases: a seed stream the training set never draws from."""
-    cases = []
+    cases: list[dict[str, object]] = []
     for example in corpus.examples(seed + 1_000_003, EVAL_CASES, "case"):
         cases.append(
             {
@@ -163,7 +163,9 @@ def _label_files(cases: list[dict[str, object]]) -> dict[str, bytes]:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["generation_id", "reviewer", "label", "comment", "labeled_at"])
     for i, case in enumerate(cases[:10]):
-        writer.writerow([f"canary-{case['id']}", "reviewer-a", labels[i % len(labels)], "", f"2026-01-0{6 + i % 3}T10:00:00Z"])
+        writer.writerow(
+            [f"canary-{case['id']}", "reviewer-a", labels[i % len(labels)], "", f"2026-01-0{6 + i % 3}T10:00:00Z"]
+        )
     csv_bytes = "\ufeff".encode() + buffer.getvalue().encode("utf-8")  # Excel's BOM, as reviewers send it
     rows: list[dict[str, object]] = [
         {"generation_id": f"canary-{case['id']}", "reviewer": "reviewer-b", "label": labels[(i + 2) % len(labels)],

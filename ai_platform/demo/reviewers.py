@@ -36,7 +36,8 @@ def review(gateway: str, inbox: Path, *, count: int = 160, seed: int = 0, worker
     def ask(example: corpus.Example) -> dict[str, Any]:
         reply = httpx.post(f"{gateway}/v1/prompts/contract_review:run",
                            json={"variables": {"input_pdf_text": example.text}}, timeout=120)  # fmt: skip
-        return reply.json()
+        answer: dict[str, Any] = reply.json()
+        return answer
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         replies = list(pool.map(ask, examples))

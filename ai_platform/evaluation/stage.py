@@ -94,7 +94,9 @@ def load_cases(snap: SpecSnapshot) -> list[dict[str, Any]]:
     return cases
 
 
-def requests(snap: SpecSnapshot, document: dict[str, Any], cases: list[dict[str, Any]]) -> list[tuple[str, dict]]:
+def requests(
+    snap: SpecSnapshot, document: dict[str, Any], cases: list[dict[str, Any]]
+) -> list[tuple[str, dict[str, Any]]]:
     canary = snap.spec.canary
     out = []
     for case in cases:

@@ -111,4 +111,5 @@ def _rfc4180_quotes(arr: np.ndarray, quotes: np.ndarray, start: int) -> bool:
 
 
 def _field_edge(chars: np.ndarray) -> np.ndarray:
-    return (chars == COMMA) | (chars == LF) | (chars == CR)
+    edge: np.ndarray = (chars == COMMA) | (chars == LF) | (chars == CR)
+    return edge

@@ -213,7 +213,8 @@ class OciLayout:
     def manifest(self, ref: str) -> dict[str, Any]:
         """The manifest for a tag or a `sha256:` digest."""
         digest = ref if ref.startswith("sha256:") else self.resolve(ref).digest
-        return json.loads(self.read_blob(digest))
+        manifest: dict[str, Any] = json.loads(self.read_blob(digest))
+        return manifest
 
     def _read_index(self) -> dict[str, Any]:
         path = self.root / "index.json"
@@ -222,7 +223,8 @@ class OciLayout:
                 return {"schemaVersion": 2, "mediaType": INDEX, "manifests": []}
             raise ImageError(f"{self.root}: not an OCI image layout (no index.json)")
         try:
-            return json.loads(path.read_bytes())
+            index: dict[str, Any] = json.loads(path.read_bytes())
+            return index
         except ValueError as exc:
             raise ImageError(f"{path}: not JSON: {exc}") from None
 

@@ -32,7 +32,7 @@ class BuiltImage:
         return ModelImage(self.built.digest, self.ref, self.layout, self.weights_digest)
 
 
-def annotations(snap: SpecSnapshot, quantized: QuantizedWeights, raw: RawWeights) -> dict[str, str]:
+def provenance(snap: SpecSnapshot, quantized: QuantizedWeights, raw: RawWeights) -> dict[str, str]:
     """Provenance that depends only on what the image is made of (never on a prompt-only commit)."""
     weights = snap.weights_commit or snap.commit
     source = snap.spec.source
@@ -69,7 +69,7 @@ def build_model_image(snap: SpecSnapshot, quantized: QuantizedWeights, raw: RawW
         snap.spec.name,
         created=iso(weights.timestamp),
         mtime=weights.timestamp,
-        annotations=annotations(snap, quantized, raw),
+        annotations=provenance(snap, quantized, raw),
         known_sha256=known,
         tags=["latest"],
         base=image_base.fetch(layout, base, insecure=snap.platform.config.registry.insecure) if base else None,

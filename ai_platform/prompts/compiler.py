@@ -48,7 +48,7 @@ class CompiledPrompt:
 
     @property
     def name(self) -> str:
-        return self.document["name"]
+        return str(self.document["name"])
 
     def canonical(self) -> bytes:
         return canonical_json(self.document)

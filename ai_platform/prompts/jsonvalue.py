@@ -135,7 +135,8 @@ class JsonReader:
 
     def string(self, start: int) -> tuple[str, int]:
         """A JSON string starting at the quote at `start`; (value, offset after the closing quote)."""
-        text, out, i = self.text, [], start + 1
+        text, i = self.text, start + 1
+        out: list[str] = []
         while True:
             if i >= len(text):
                 raise self.fail(start, "unterminated string")

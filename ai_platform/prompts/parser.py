@@ -38,7 +38,8 @@ class Entry:
 
 
 def parse_entries(src: Source) -> list[Entry]:
-    text, entries, i = src.text, [], 0
+    text, i = src.text, 0
+    entries: list[Entry] = []
     while True:
         i = _skip_blank(text, i)
         if i >= len(text):

@@ -1,4 +1,4 @@
-"""The schema notation of the prompt language (docs/prompt-language.md): a JSON value read as a type, compiled to JSON Schema 2020-12.
+"""The schema notation of docs/prompt-language.md: a JSON value read as a type, compiled to JSON Schema 2020-12.
 
     "string" | "integer" | "number" | "boolean"   -> {"type": ...}
     "T?"                                           -> optional (left out of `required`)

@@ -93,8 +93,9 @@ def example_values(snap: SpecSnapshot, document: dict[str, Any]) -> dict[str, An
     for eval_path in snap.spec.canary.evals:
         for line in snap.platform.file(eval_path).read_text(encoding="utf-8").splitlines():
             case = json.loads(line) if line.strip() else {}
-            if isinstance(case.get("vars"), dict) and case["vars"].keys() == names:
-                return case["vars"]
+            values = case.get("vars")
+            if isinstance(values, dict) and values.keys() == names:
+                return values
     return {v["name"]: f"<{v['name']}>" for v in document["variables"] if v["schema"].get("type") == "string"}
 
 

@@ -26,5 +26,5 @@ def apply() -> bool:
     def pin_memory(self: IntermediatesCache, batch_index: int, input_names: list[str] | None = None) -> None:
         return None  # no accelerator: nothing to pin for
 
-    IntermediatesCache.pin_memory = pin_memory  # type: ignore[method-assign]
+    IntermediatesCache.pin_memory = pin_memory  # type: ignore[method-assign,unused-ignore]  # typed only in the quantize env
     return True

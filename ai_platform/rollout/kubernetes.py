@@ -184,7 +184,9 @@ def prometheus_rule(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
     }
 
 
-def render(platform: Platform, spec: ModelSpec, image_ref: str, bundle: str, color: str, live: str) -> list[dict]:
+def render(
+    platform: Platform, spec: ModelSpec, image_ref: str, bundle: str, color: str, live: str
+) -> list[dict[str, Any]]:
     """Everything one rollout applies: the `color` Deployment and autoscaler, the Service on `live`, monitoring."""
     return [
         deployment(platform, spec, color, image_ref, bundle),

@@ -15,6 +15,7 @@ import time
 import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -67,7 +68,7 @@ def _drain(home: Path, old: Color, log: Log, timeout_s: float = 120.0) -> bool:
     return False
 
 
-def _warm(color: Color, snap: SpecSnapshot, documents: dict[str, dict], count: int = 3) -> None:
+def _warm(color: Color, snap: SpecSnapshot, documents: dict[str, dict[str, Any]], count: int = 3) -> None:
     """A few real requests through the new color before it takes traffic (compile caches, first-batch costs)."""
     cases = load_cases(snap)[:count]
     with httpx.Client(timeout=120) as client:

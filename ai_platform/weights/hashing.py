@@ -70,15 +70,15 @@ def hash_files(
     headers = {p: read_header(p) if p.suffix == ".safetensors" else None for p in paths}
     workers = workers or min(8, os.cpu_count() or 2)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sha256") as pool:
-        jobs: list[tuple[Path, Future[dict[str, str]], Future[dict[str, str]] | None]] = []
+        jobs: list[tuple[Path, Future[str], Future[dict[str, str]] | None]] = []
         for p in sorted(paths, key=lambda q: -q.stat().st_size):  # big files first: better packing
             whole = pool.submit(sha256_file, p)
             header = headers[p]
             spans = [(t.name, t.begin, t.end) for t in header.tensors] if header else None
             jobs.append((p, whole, pool.submit(_walk, p, spans) if spans else None))
         results = {}
-        for p, whole, tensors in jobs:
-            results[p] = FileHashes(p, p.stat().st_size, whole.result(), headers[p],
+        for p, digest, tensors in jobs:
+            results[p] = FileHashes(p, p.stat().st_size, digest.result(), headers[p],
                                     tensors.result() if tensors else {})  # fmt: skip
             if on_done:
                 on_done(p, results[p].size)

@@ -50,7 +50,7 @@ def _endpoint() -> str | None:
 def download(source: HubSource, dest_root: Path) -> HubSnapshot:
     """Resolve `source.revision`, vet the listing, download exactly that commit's allowed files."""
     from huggingface_hub import HfApi, snapshot_download
-    from huggingface_hub.utils import filter_repo_objects
+    from huggingface_hub.utils._paths import filter_repo_objects
 
     where = f"{source.repo_id}@{source.revision}"
     endpoint = _endpoint()

@@ -76,7 +76,8 @@ def has_symlinks(folder: Path, manifest: dict[str, Any]) -> bool:
 def _signed_statement(bundle: Path) -> dict[str, Any]:
     """The statement inside a Sigstore bundle's DSSE envelope (read after the signature checked out)."""
     envelope = json.loads(bundle.read_text(encoding="utf-8"))["dsseEnvelope"]
-    return json.loads(base64.b64decode(envelope["payload"]))
+    statement: dict[str, Any] = json.loads(base64.b64decode(envelope["payload"]))
+    return statement
 
 
 def verify_signature(folder: Path, ours: dict[str, Any], signature: WeightsSignature, root: Path) -> list[str]:
@@ -93,10 +94,11 @@ def verify_signature(folder: Path, ours: dict[str, Any], signature: WeightsSigna
         ) from None
     bundle = root / signature.path
     try:
-        config = verifying.Config()
+        config = verifying.Config()  # type: ignore[no-untyped-call]
         if signature.public_key:
             config.use_elliptic_key_verifier(public_key=root / signature.public_key)
         else:
+            assert signature.identity and signature.oidc_issuer, "WeightsSignature requires both for keyless"
             config.use_sigstore_verifier(identity=signature.identity, oidc_issuer=signature.oidc_issuer)
         # Hash only the signed files: the folder may hold huggingface_hub's .cache bookkeeping.
         # Unsigned files are found below, by name, instead.

@@ -13,7 +13,7 @@ class Metrics:
     def __init__(self) -> None:
         self.requests: Counter[tuple[str, str, int]] = Counter()
         self.latency: dict[str, list[int]] = defaultdict(lambda: [0] * (len(BUCKETS) + 1))
-        self.latency_sum: Counter[str] = Counter()
+        self.latency_sum: defaultdict[str, float] = defaultdict(float)
         self.in_flight: Counter[str] = Counter()  # by upstream base_url
         self.switches = 0
 
