@@ -203,7 +203,7 @@ class SpecReader:
 def affected(paths: Iterable[str], specs: dict[str, ModelSpec | ConfigError]) -> dict[str, frozenset[str]]:
     """Per model, the stages that `paths` (changed in one commit) feed directly."""
     paths = tuple(paths)
-    if "platform.yaml" in paths:  # storage, registry, execution target: everything may differ
+    if "platform.yaml" in paths:  # storage, registry, where steps run: everything may differ
         return {name: frozenset({WHOLE_CHAIN}) for name in specs}
     result = {}
     for name, spec in specs.items():

@@ -1,4 +1,4 @@
-"""The execution backend as a resource: platform.yaml's `execution.target`, read once.
+"""The execution backend as a resource: where platform.yaml says the pipeline runs, read once.
 
 The code location reads platform.yaml from the tracked branch (a local repo, or
 the git sensor's mirror of a remote one) when it loads, and builds the backend
@@ -71,7 +71,7 @@ class ExecutionBackend(dg.ConfigurableResource):
         """The library's backend, once the run's pinned platform.yaml is known to name the same target."""
         backend = for_config(snap.platform.config)
         if backend.target != self.target:
-            raise ConfigError(f"platform.yaml at {snap.commit.sha[:12]} names execution target {backend.target!r},"
+            raise ConfigError(f"platform.yaml at {snap.commit.sha[:12]} names the {backend.target!r} backend,"
                               f" but this code location loaded {self.target!r}: reload the code location")  # fmt: skip
         return backend
 

@@ -120,3 +120,18 @@ def test_a_broken_platform_yaml_stops_the_code_location_and_names_the_field(tmp_
     assert done.returncode != 0
     assert "platform.yaml at main" in done.stderr
     assert "execution.target: must be one of 'embedded' or 'kubernetes' (got 'kubernets')" in done.stderr
+
+
+def test_a_run_pinned_to_another_target_than_the_code_location_loaded_is_refused(
+    own_demo_repo: Path, tmp_path: Path
+) -> None:
+    """The backend is chosen once; a commit that moves platform.yaml to Kubernetes needs a reload first."""
+    from conftest import MODEL
+
+    from ai_platform.specs import snapshot_model_spec
+    from assets.execution import EmbeddedExecution, KubernetesExecution
+
+    snap = snapshot_model_spec(own_demo_repo, tmp_path / "home", MODEL)  # the demo's platform.yaml: embedded
+    assert EmbeddedExecution().for_run(snap).target == "embedded"
+    with pytest.raises(ConfigError, match="names the 'embedded' backend, but this code location loaded 'kubernetes'"):
+        KubernetesExecution().for_run(snap)

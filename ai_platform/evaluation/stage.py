@@ -134,7 +134,7 @@ def evaluate(snap: SpecSnapshot, base_url: str, role: str, image_digest: str, bu
 
 
 def live_champion(warehouse: Warehouse, model: str, target: str) -> tuple[str, str] | None:
-    """What users are served on this execution target (an embedded and a cluster rollout are separate lines)."""
+    """What users are served where `target` runs (an embedded and a cluster rollout are separate lines)."""
     _, rows = warehouse.query(
         "SELECT image_digest, bundle_digest FROM deployments WHERE model = ? AND target = ? AND status = 'live'"
         " ORDER BY started_at DESC LIMIT 1",
