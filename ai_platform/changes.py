@@ -114,8 +114,13 @@ def plan(repo: Path, branch: str, cursor: str | None, limit: int) -> Plan:
     if base != cursor:
         # What the abandoned commits changed is live but no longer on the branch: the first
         # commit planned re-runs those paths too, so the pipeline converges on the new history.
-        undone = tuple(p for p in git(repo, "diff", "--name-only", "--no-renames", "-z", base, str(cursor))
-                       .decode("utf-8").split("\x00") if p)  # fmt: skip
+        undone = tuple(
+            p
+            for p in git(repo, "diff", "--name-only", "--no-renames", "-z", base, str(cursor))
+            .decode("utf-8")
+            .split("\x00")
+            if p
+        )
         if changes:
             changes[0] = (changes[0][0], tuple(sorted({*changes[0][1], *undone})))
         elif undone:  # the branch was reset to an ancestor of the cursor
@@ -139,16 +144,22 @@ def _base(repo: Path, cursor: str | None, head: str) -> tuple[str | None, str]:
     if not cursor:
         return None, f"first tick: every model's whole chain at {head[:12]}"
     if git(repo, "cat-file", "-t", cursor, ok=(0, 1, 128)).strip() != b"commit":
-        return None, (f"the cursor {cursor[:12]} is not in the repository (history rewritten and pruned?):"
-                      f" every model's whole chain at {head[:12]}")  # fmt: skip
+        return None, (
+            f"the cursor {cursor[:12]} is not in the repository (history rewritten and pruned?):"
+            f" every model's whole chain at {head[:12]}"
+        )
     base = git(repo, "merge-base", cursor, head, ok=(0, 1)).decode().strip()
     if not base:
-        return None, (f"the branch was rewritten with no history in common with {cursor[:12]}:"
-                      f" every model's whole chain at {head[:12]}")  # fmt: skip
+        return None, (
+            f"the branch was rewritten with no history in common with {cursor[:12]}:"
+            f" every model's whole chain at {head[:12]}"
+        )
     if base != cursor:
-        return base, (f"history rewritten (force-push?): {cursor[:12]} is not an ancestor of {head[:12]};"
-                      f" replanned from their merge base {base[:12]}, with what the abandoned commits"
-                      " changed re-run at the first new one")  # fmt: skip
+        return base, (
+            f"history rewritten (force-push?): {cursor[:12]} is not an ancestor of {head[:12]};"
+            f" replanned from their merge base {base[:12]}, with what the abandoned commits"
+            " changed re-run at the first new one"
+        )
     return base, ""
 
 
@@ -156,9 +167,18 @@ def changed_paths(repo: Path, shas: list[str]) -> list[tuple[Commit, tuple[str, 
     """Each commit with the paths it changed against its first parent, in one `git log` call."""
     if not shas:
         return []
-    out = git(repo, "log", "--stdin", "--no-walk=unsorted", "--diff-merges=first-parent", "--no-renames",
-              "--name-only", "-z", "--format=%x1e%H%x00%an <%ae>%x00%ct%x00%s",
-              input="\n".join(shas).encode() + b"\n")  # fmt: skip
+    out = git(
+        repo,
+        "log",
+        "--stdin",
+        "--no-walk=unsorted",
+        "--diff-merges=first-parent",
+        "--no-renames",
+        "--name-only",
+        "-z",
+        "--format=%x1e%H%x00%an <%ae>%x00%ct%x00%s",
+        input="\n".join(shas).encode() + b"\n",
+    )
     result = []
     for record in out.decode("utf-8", "replace").split("\x1e")[1:]:
         sha, author, timestamp, subject, *rest = record.split("\x00")
@@ -228,8 +248,12 @@ def watched(spec: ModelSpec) -> list[tuple[str, str]]:
     pairs.append((spec.quantization.calibration.path, QUANTIZED_WEIGHTS))
     verification = spec.verification
     signature = verification.signature
-    trusted = [verification.manifest, verification.reference_manifest,
-               signature.path if signature else None, signature.public_key if signature else None]  # fmt: skip
+    trusted = [
+        verification.manifest,
+        verification.reference_manifest,
+        signature.path if signature else None,
+        signature.public_key if signature else None,
+    ]
     pairs += [(path, VERIFIED_WEIGHTS) for path in trusted if path]
     if isinstance(spec.source, LocalSource):  # a hub source changes only through its spec (revision)
         pairs.append((spec.source.path, RAW_WEIGHTS))

@@ -64,8 +64,11 @@ def demo_init(args: argparse.Namespace) -> None:
     from ai_platform.demo.repo import init
 
     sha = init(Path(args.dir), seed=args.seed)
-    _emit(args, {"dir": str(Path(args.dir).resolve()), "commit": sha, "seed": args.seed},
-          f"demo platform repo at {args.dir} (commit {sha[:12]}, seed {args.seed})")  # fmt: skip
+    _emit(
+        args,
+        {"dir": str(Path(args.dir).resolve()), "commit": sha, "seed": args.seed},
+        f"demo platform repo at {args.dir} (commit {sha[:12]}, seed {args.seed})",
+    )
 
 
 def config_validate(args: argparse.Namespace) -> None:
@@ -137,8 +140,9 @@ def weights_verify(args: argparse.Namespace) -> int:
         problems += wm.not_a_fine_tune(fraction)
     if args.signature:
         try:
-            signature = WeightsSignature(path=args.signature, public_key=args.public_key, identity=args.identity,
-                                         oidc_issuer=args.oidc_issuer)  # fmt: skip
+            signature = WeightsSignature(
+                path=args.signature, public_key=args.public_key, identity=args.identity, oidc_issuer=args.oidc_issuer
+            )
         except ValidationError as exc:
             raise PlatformError(f"--signature: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
         problems += signing.verify_signature(folder, statement, signature, Path())
@@ -149,8 +153,10 @@ def weights_verify(args: argparse.Namespace) -> int:
         Path(args.write_signing_manifest).write_bytes(canonical_json(statement) + b"\n")
         result["signing_manifest"] = sha256_hex(canonical_json(statement))
     result["ok"] = not problems
-    lines = [f"{folder}: {result['files']} files, {result['tensors']} tensors, {result['bytes']:,} bytes "
-             f"in {seconds:.2f}s; digest sha256:{result['digest']}"]  # fmt: skip
+    lines = [
+        f"{folder}: {result['files']} files, {result['tensors']} tensors, {result['bytes']:,} bytes "
+        f"in {seconds:.2f}s; digest sha256:{result['digest']}"
+    ]
     if "identical_to_reference" in result:
         lines.append(f"identical to reference: {result['identical_to_reference']:.1%} of tensors")
     if "signing_manifest" in result:
@@ -176,8 +182,13 @@ def prompts_compile(args: argparse.Namespace) -> int:
             continue
         for warning in compiled.warnings:
             print(str(warning), file=sys.stderr)
-        entry = {"path": path, "ok": True, "name": compiled.name, "version": compiled.version,
-                 "warnings": [str(w) for w in compiled.warnings]}  # fmt: skip
+        entry = {
+            "path": path,
+            "ok": True,
+            "name": compiled.name,
+            "version": compiled.version,
+            "warnings": [str(w) for w in compiled.warnings],
+        }
         if args.out:
             out = Path(args.out) / f"{compiled.name}.json"
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -226,13 +237,31 @@ def image_build(args: argparse.Namespace) -> None:
     mtime = args.mtime if args.mtime is not None else int(os.environ.get("SOURCE_DATE_EPOCH", "0"))
     started = time.monotonic()
     base = fetch(layout, args.base) if args.base else None
-    built = build(layout, model_dir, name, created=iso(mtime), mtime=mtime, tags=[args.tag],
-                  annotations={"org.opencontainers.image.title": name}, base=base)  # fmt: skip
-    result = {"digest": built.digest, "layout": str(layout.root), "tag": args.tag, "layers": built.layers,
-              "bytes_written": built.bytes_written, "seconds": round(time.monotonic() - started, 3)}  # fmt: skip
+    built = build(
+        layout,
+        model_dir,
+        name,
+        created=iso(mtime),
+        mtime=mtime,
+        tags=[args.tag],
+        annotations={"org.opencontainers.image.title": name},
+        base=base,
+    )
+    result = {
+        "digest": built.digest,
+        "layout": str(layout.root),
+        "tag": args.tag,
+        "layers": built.layers,
+        "bytes_written": built.bytes_written,
+        "seconds": round(time.monotonic() - started, 3),
+    }
     reused = sum(layer["reused"] for layer in built.layers)
-    _emit(args, result, f"{built.digest}\n{len(built.layers)} layers ({reused} reused), "
-                        f"{built.bytes_written:,} bytes written to {layout.root}")  # fmt: skip
+    _emit(
+        args,
+        result,
+        f"{built.digest}\n{len(built.layers)} layers ({reused} reused), "
+        f"{built.bytes_written:,} bytes written to {layout.root}",
+    )
 
 
 def image_push(args: argparse.Namespace) -> None:
@@ -241,10 +270,18 @@ def image_push(args: argparse.Namespace) -> None:
 
     path, tag = _layout_and_tag(args.layout)
     done = push(OciLayout(path), tag, Reference.parse(args.ref), insecure=args.insecure, chunk_size=args.chunk_size)
-    _emit(args, {"digest": done.digest, "ref": args.ref, "blobs_sent": done.blobs_sent,
-                 "blobs_skipped": done.blobs_skipped, "bytes_sent": done.bytes_sent},
-          f"{args.ref}@{done.digest}: {done.blobs_sent} blobs sent ({done.bytes_sent:,} bytes), "
-          f"{done.blobs_skipped} already there")  # fmt: skip
+    _emit(
+        args,
+        {
+            "digest": done.digest,
+            "ref": args.ref,
+            "blobs_sent": done.blobs_sent,
+            "blobs_skipped": done.blobs_skipped,
+            "bytes_sent": done.bytes_sent,
+        },
+        f"{args.ref}@{done.digest}: {done.blobs_sent} blobs sent ({done.bytes_sent:,} bytes), "
+        f"{done.blobs_skipped} already there",
+    )
 
 
 def image_pull(args: argparse.Namespace) -> None:
@@ -253,9 +290,17 @@ def image_pull(args: argparse.Namespace) -> None:
 
     path, tag = _layout_and_tag(args.layout)
     done = pull(Reference.parse(args.ref), OciLayout(path), tag, insecure=args.insecure)
-    _emit(args, {"digest": done.digest, "layout": str(path), "blobs_fetched": done.blobs_sent,
-                 "blobs_skipped": done.blobs_skipped, "bytes": done.bytes_sent},
-          f"{done.digest}: {done.blobs_sent} blobs fetched ({done.bytes_sent:,} bytes) into {path}")  # fmt: skip
+    _emit(
+        args,
+        {
+            "digest": done.digest,
+            "layout": str(path),
+            "blobs_fetched": done.blobs_sent,
+            "blobs_skipped": done.blobs_skipped,
+            "bytes": done.bytes_sent,
+        },
+        f"{done.digest}: {done.blobs_sent} blobs fetched ({done.bytes_sent:,} bytes) into {path}",
+    )
 
 
 def _mask(text: str) -> str:
@@ -342,8 +387,11 @@ def rollout_rollback(args: argparse.Namespace) -> None:
 
     snap = pinned_spec(_home(args), args.model)
     done = for_config(snap.platform.config).rollback(snap, lambda m: print(m, file=sys.stderr))
-    _emit(args, {"model": args.model, "color": done.color, "image": done.image, "bundle": done.bundle},
-          f"{args.model}: {done.image} live on {done.color}")  # fmt: skip
+    _emit(
+        args,
+        {"model": args.model, "color": done.color, "image": done.image, "bundle": done.bundle},
+        f"{args.model}: {done.image} live on {done.color}",
+    )
 
 
 def rollout_stop(args: argparse.Namespace) -> None:
@@ -383,10 +431,19 @@ def runtime_show(args: argparse.Namespace) -> None:
     runtime = probe(Path(args.python) if args.python else SERVE_PYTHON)
     schemes = {s: runtime.missing(s) for s in ALL_SCHEMES}
     lines = [runtime.describe()]
-    lines += [f"  {'serves ' if why is None else 'cannot '} {title(s)}{'' if why is None else ': ' + why}"
-              for s, why in schemes.items()]  # fmt: skip
-    _emit(args, {**runtime.as_record(), "serves": [s for s, why in schemes.items() if why is None],
-                 "missing": {s: why for s, why in schemes.items() if why}}, "\n".join(lines))  # fmt: skip
+    lines += [
+        f"  {'serves ' if why is None else 'cannot '} {title(s)}{'' if why is None else ': ' + why}"
+        for s, why in schemes.items()
+    ]
+    _emit(
+        args,
+        {
+            **runtime.as_record(),
+            "serves": [s for s, why in schemes.items() if why is None],
+            "missing": {s: why for s, why in schemes.items() if why},
+        },
+        "\n".join(lines),
+    )
 
 
 # ---------------------------------------------------------------- parser
@@ -426,10 +483,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--manifest", help="a trusted manifest to hold the weights to")
     p.add_argument("--reference", help="a base model's manifest: report the share of identical tensors")
     p.add_argument("--write-manifest", help="write the computed manifest here")
-    p.add_argument("--allow-pickle", action="store_true",
-                   help="accept pickle weights (.bin .pt ...) that picklescan reports clean")  # fmt: skip
-    p.add_argument("--write-signing-manifest", metavar="FILE",
-                   help="write the OpenSSF model-signing v1.0 statement of the folder here, ready to sign")  # fmt: skip
+    p.add_argument(
+        "--allow-pickle", action="store_true", help="accept pickle weights (.bin .pt ...) that picklescan reports clean"
+    )
+    p.add_argument(
+        "--write-signing-manifest",
+        metavar="FILE",
+        help="write the OpenSSF model-signing v1.0 statement of the folder here, ready to sign",
+    )
     p.add_argument("--signature", help="a model-signing signature (Sigstore bundle) to verify the folder against")
     p.add_argument("--public-key", help="the PEM public key the signature must verify with")
     p.add_argument("--identity", help="Sigstore keyless: the signer identity (with --oidc-issuer)")
@@ -441,8 +502,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write each compiled prompt as DIR/<name>.json")
     p = command(prompts, "render", prompts_render, "print a prompt's messages and request body for given variables")
     p.add_argument("file", metavar="FILE")
-    p.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
-                   help="a variable (repeatable); non-string types are read as JSON")  # fmt: skip
+    p.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a variable (repeatable); non-string types are read as JSON",
+    )
     p.add_argument("--model", default="model", help="the model name to put in the request body")
 
     image = areas.add_parser("image", help="OCI model images").add_subparsers(dest="command", required=True)
@@ -452,8 +518,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--name", help="files go under /models/NAME/ (default: the folder's name)")
     p.add_argument("--tag", default="latest")
     p.add_argument("--mtime", type=int, help="file times, seconds since the epoch (default: $SOURCE_DATE_EPOCH or 0)")
-    p.add_argument("--base", metavar="REF@sha256:DIGEST",
-                   help="an image to stand on, e.g. busybox for a KServe modelcar (pulled into LAYOUT)")  # fmt: skip
+    p.add_argument(
+        "--base",
+        metavar="REF@sha256:DIGEST",
+        help="an image to stand on, e.g. busybox for a KServe modelcar (pulled into LAYOUT)",
+    )
     transfers = (
         ("push", image_push, "push LAYOUT[:TAG] to REF over the distribution API"),
         ("pull", image_pull, "pull REF into LAYOUT[:TAG], every blob checked"),
@@ -475,13 +544,21 @@ def parser() -> argparse.ArgumentParser:
     p = command(guard, "scan", guard_scan, "PII entities and prompt-injection score of a text (exits 0 on findings)")
     p.add_argument("file", nargs="?", metavar="FILE", help="the text to scan ('-' for stdin)")
     p.add_argument("--text", help="scan this text instead of a file")
-    p.add_argument("--injection-model", metavar="DIR", default=os.environ.get("AI_PLATFORM_INJECTION_MODEL") or None,
-                   help="a local Hugging Face text-classification model for a second injection score "
-                        "(default: $AI_PLATFORM_INJECTION_MODEL)")  # fmt: skip
+    p.add_argument(
+        "--injection-model",
+        metavar="DIR",
+        default=os.environ.get("AI_PLATFORM_INJECTION_MODEL") or None,
+        help="a local Hugging Face text-classification model for a second injection score "
+        "(default: $AI_PLATFORM_INJECTION_MODEL)",
+    )
 
     feedback = areas.add_parser("feedback", help="reviewer labels").add_subparsers(dest="command", required=True)
-    p = command(feedback, "ingest", feedback_ingest,
-                "validate label files (CSV, JSONL, Parquet) into the warehouse; bad rows are quarantined")  # fmt: skip
+    p = command(
+        feedback,
+        "ingest",
+        feedback_ingest,
+        "validate label files (CSV, JSONL, Parquet) into the warehouse; bad rows are quarantined",
+    )
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--warehouse", help="the DuckDB file (default: $AI_PLATFORM_HOME/warehouse.duckdb)")
 
@@ -511,8 +588,12 @@ def parser() -> argparse.ArgumentParser:
     runtime = areas.add_parser("runtime", help="what this machine's vLLM can serve").add_subparsers(
         dest="command", required=True
     )
-    p = command(runtime, "show", runtime_show,
-                "probe the serve environment: kernel library, quantization ops, the schemes it serves")  # fmt: skip
+    p = command(
+        runtime,
+        "show",
+        runtime_show,
+        "probe the serve environment: kernel library, quantization ops, the schemes it serves",
+    )
     p.add_argument("--python", help="the serve environment's interpreter (default: .venvs/serve/bin/python)")
 
     p = areas.add_parser("sql", help="read-only query for analysts", description="read-only query for analysts")

@@ -25,10 +25,17 @@ class SpecSnapshot:
 
     def record(self) -> dict[str, Any]:
         weights = self.weights_commit or self.commit
-        return {"model": self.spec.name, "digest": self.digest, "commit": self.commit.sha,
-                "author": self.commit.author, "timestamp": self.commit.timestamp, "message": self.commit.message,
-                "snapshot": str(self.platform.root), "weights_commit": weights.sha,
-                "weights_timestamp": weights.timestamp}  # fmt: skip
+        return {
+            "model": self.spec.name,
+            "digest": self.digest,
+            "commit": self.commit.sha,
+            "author": self.commit.author,
+            "timestamp": self.commit.timestamp,
+            "message": self.commit.message,
+            "snapshot": str(self.platform.root),
+            "weights_commit": weights.sha,
+            "weights_timestamp": weights.timestamp,
+        }
 
 
 def weight_inputs(spec: ModelSpec) -> tuple[str, ...]:
@@ -62,9 +69,14 @@ def pinned_spec(home: Path, model: str) -> SpecSnapshot:
     except MissingArtifactError:
         raise MissingArtifactError(f"model_spec has not been materialized for '{model}' yet") from None
     platform = load_platform(Path(record["snapshot"]), home=home)
-    commit = Commit(sha=record["commit"], author=record["author"], timestamp=record["timestamp"],
-                    message=record["message"])  # fmt: skip
+    commit = Commit(
+        sha=record["commit"], author=record["author"], timestamp=record["timestamp"], message=record["message"]
+    )
     spec = platform.model(model)
-    weights = Commit(sha=record.get("weights_commit", commit.sha), author="",
-                     timestamp=record.get("weights_timestamp", commit.timestamp), message="")  # fmt: skip
+    weights = Commit(
+        sha=record.get("weights_commit", commit.sha),
+        author="",
+        timestamp=record.get("weights_timestamp", commit.timestamp),
+        message="",
+    )
     return SpecSnapshot(commit, platform, spec, spec_digest(spec), weights_commit=weights)

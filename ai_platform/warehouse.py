@@ -41,8 +41,21 @@ TABLES = (
 VIEWS = ("label_summary", "generation_quality")
 
 # One row per reply a model gave, from the canary or the gateway: what reviewers label.
-GENERATION_COLUMNS = ("generation_id", "model", "prompt_name", "prompt_version", "image_digest", "source", "input",
-                      "output", "metrics", "finish_reason", "latency_s", "trust_score", "needs_review")  # fmt: skip
+GENERATION_COLUMNS = (
+    "generation_id",
+    "model",
+    "prompt_name",
+    "prompt_version",
+    "image_digest",
+    "source",
+    "input",
+    "output",
+    "metrics",
+    "finish_reason",
+    "latency_s",
+    "trust_score",
+    "needs_review",
+)
 
 
 def insert_generations(con: duckdb.DuckDBPyConnection, rows: list[list[Any]]) -> None:
@@ -176,8 +189,10 @@ class Warehouse:
         for migration in migrations():
             if migration.version in applied:
                 if applied[migration.version] in REWORDED.get(migration.version, set()):
-                    con.execute("UPDATE schema_migrations SET checksum = ? WHERE version = ?",
-                                [migration.checksum, migration.version])  # fmt: skip
+                    con.execute(
+                        "UPDATE schema_migrations SET checksum = ? WHERE version = ?",
+                        [migration.checksum, migration.version],
+                    )
                 elif applied[migration.version] != migration.checksum:
                     raise WarehouseError(
                         f"migration {migration.version:04d}_{migration.name} was changed after it was applied; "

@@ -18,8 +18,17 @@ MODULES = (platform_repo, weights, quantize, image, prompts, canary, rollout, fe
 all_assets = [a for module in MODULES for a in dg.load_assets_from_modules([module])]
 all_checks = [c for module in MODULES for c in dg.load_asset_checks_from_modules([module])]
 
-SHIP_CHAIN = ("model_spec", "raw_weights", "verified_weights", "quantized_weights", "model_image",
-              "compiled_prompts", "prompt_bundle", "canary_eval", "deployment")  # fmt: skip
+SHIP_CHAIN = (
+    "model_spec",
+    "raw_weights",
+    "verified_weights",
+    "quantized_weights",
+    "model_image",
+    "compiled_prompts",
+    "prompt_bundle",
+    "canary_eval",
+    "deployment",
+)
 
 ship_model = dg.define_asset_job(
     "ship_model",

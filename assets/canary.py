@@ -35,8 +35,14 @@ def canary_eval(
     snap = platform_repo.pinned(context.partition_key)
     records, warehouse, backend = platform_repo.records(snap), platform_repo.warehouse(snap), execution.for_run(snap)
     image, bundle = records.read(ModelImage, snap.spec.name), records.read(PromptBundle, snap.spec.name)
-    result = run_canary(snap, warehouse, image, bundle, target=backend.target,
-                        serve=lambda digest: backend.serve_candidate(snap, digest, context.log.info))  # fmt: skip
+    result = run_canary(
+        snap,
+        warehouse,
+        image,
+        bundle,
+        target=backend.target,
+        serve=lambda digest: backend.serve_candidate(snap, digest, context.log.info),
+    )
     records.publish(result.record, snap.spec.name, passed=result.passed)  # the rollout's only input
     record(warehouse, snap, result, target=backend.target, idle_color=backend.idle_color(snap))
     candidate, champion = result.candidate, result.champion
@@ -44,8 +50,11 @@ def canary_eval(
     for metric in METRICS:
         verdict = result.verdicts.get(metric)
         detail = verdict.detail if verdict else f"{metric} = {candidate.metrics[metric]:.4g} (not gated by the spec)"
-        checks.append(dg.AssetCheckResult(check_name=f"gate_{metric}", passed=verdict.passed if verdict else True,
-                                          metadata={"detail": detail}))  # fmt: skip
+        checks.append(
+            dg.AssetCheckResult(
+                check_name=f"gate_{metric}", passed=verdict.passed if verdict else True, metadata={"detail": detail}
+            )
+        )
     latencies = [s.latency_s for s in candidate.scores if s.error is None]
     svg = snap.platform.artifacts_path / "reports" / f"canary-{candidate.run_id}-latency.svg"
     svg.parent.mkdir(parents=True, exist_ok=True)

@@ -63,20 +63,24 @@ class ExecutionBackend(dg.ConfigurableResource):
         """Op tags for a step that needs the GPU itself (canary_eval serves vLLM in its own process or pod)."""
         raise NotImplementedError
 
-    def _invoke(self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any],
-                platform: Platform) -> dg.PipesClientCompletedInvocation:  # fmt: skip
+    def _invoke(
+        self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any], platform: Platform
+    ) -> dg.PipesClientCompletedInvocation:
         raise NotImplementedError
 
     def for_run(self, snap: SpecSnapshot) -> Backend:
         """The library's backend, once the run's pinned platform.yaml is known to name the same target."""
         backend = for_config(snap.platform.config)
         if backend.target != self.target:
-            raise ConfigError(f"platform.yaml at {snap.commit.sha[:12]} names the {backend.target!r} backend,"
-                              f" but this code location loaded {self.target!r}: reload the code location")  # fmt: skip
+            raise ConfigError(
+                f"platform.yaml at {snap.commit.sha[:12]} names the {backend.target!r} backend,"
+                f" but this code location loaded {self.target!r}: reload the code location"
+            )
         return backend
 
-    def run_workload(self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any],
-                     snap: SpecSnapshot) -> Any:  # fmt: skip
+    def run_workload(
+        self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any], snap: SpecSnapshot
+    ) -> Any:
         """`python -m module` in its own environment through Dagster Pipes; its last reported message."""
         self.for_run(snap)
         messages = self._invoke(context, module, job, snap.platform).get_custom_messages()
@@ -100,8 +104,9 @@ class EmbeddedExecution(ExecutionBackend):
     def gpu_step_tags(self) -> dict[str, Any]:
         return {}
 
-    def _invoke(self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any],
-                platform: Platform) -> dg.PipesClientCompletedInvocation:  # fmt: skip
+    def _invoke(
+        self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any], platform: Platform
+    ) -> dg.PipesClientCompletedInvocation:
         if not Path(self.quantize_python).is_file():
             raise PlatformError(f"{self.quantize_python} is missing: `make envs` creates the quantize environment")
         env = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_UPDATE_CHECK": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -125,8 +130,9 @@ class KubernetesExecution(ExecutionBackend):
     def gpu_step_tags(self) -> dict[str, Any]:
         return {"dagster-k8s/config": self.gpu_step_config}
 
-    def _invoke(self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any],
-                platform: Platform) -> dg.PipesClientCompletedInvocation:  # fmt: skip
+    def _invoke(
+        self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any], platform: Platform
+    ) -> dg.PipesClientCompletedInvocation:
         from dagster_k8s import PipesK8sClient
 
         k8s = platform.config.kubernetes

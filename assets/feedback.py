@@ -30,8 +30,18 @@ def feedback_labels(context: dg.AssetExecutionContext, platform_repo: PlatformRe
     reports = ingest([inbox / f.name for f in files], Warehouse(platform.warehouse_path))
     for report in reports:
         context.log.info(report.summary())
-    rows = [dg.TableRecord({"file": r.file, "rows_in": r.rows_in, "accepted": r.accepted,
-                            "quarantined": r.quarantined, "duplicates": r.duplicates}) for r in reports]  # fmt: skip
+    rows = [
+        dg.TableRecord(
+            {
+                "file": r.file,
+                "rows_in": r.rows_in,
+                "accepted": r.accepted,
+                "quarantined": r.quarantined,
+                "duplicates": r.duplicates,
+            }
+        )
+        for r in reports
+    ]
     totals = {k: sum(getattr(r, k) for r in reports) for k in ("rows_in", "accepted", "quarantined", "duplicates")}
     version = sha256_hex(canonical_json(sorted([r.sha256, r.accepted] for r in reports)))
     return dg.MaterializeResult(
@@ -52,8 +62,9 @@ def trust_model(context: dg.AssetExecutionContext, platform_repo: PlatformRepoRe
     platform = platform_repo.platform()
     trained = train(Warehouse(platform.warehouse_path), ArtifactStore(platform.artifacts_path))
     m = trained.metrics
-    singles = "\n".join(f"| {name} | {auc:.3f} |" for name, auc in sorted(m["single_feature_auc"].items(),
-                                                                          key=lambda kv: -kv[1]))  # fmt: skip
+    singles = "\n".join(
+        f"| {name} | {auc:.3f} |" for name, auc in sorted(m["single_feature_auc"].items(), key=lambda kv: -kv[1])
+    )
     check = dg.AssetCheckResult(
         check_name=BEATS_SINGLE_FEATURE.name,
         passed=m["auc"] > m["best_single_feature_auc"],

@@ -25,8 +25,17 @@ def model_image(context: dg.AssetExecutionContext, platform_repo: PlatformRepoRe
     image = build_model_image(snap, quantized, raw)
     records.publish(image.record, snap.spec.name)
     record(platform_repo.warehouse(snap), snap, image)
-    layers = [dg.TableRecord({"layer": layer["title"], "digest": layer["digest"][7:19], "bytes": layer["size"],
-                              "reused": layer["reused"]}) for layer in image.built.layers]  # fmt: skip
+    layers = [
+        dg.TableRecord(
+            {
+                "layer": layer["title"],
+                "digest": layer["digest"][7:19],
+                "bytes": layer["size"],
+                "reused": layer["reused"],
+            }
+        )
+        for layer in image.built.layers
+    ]
     metadata = {
         "digest": image.built.digest,
         "ref": image.ref,

@@ -35,8 +35,18 @@ DIVERGENCE = dg.AssetCheckSpec(
     blocking=True,
     description="Mean KL(base || quantized) per held-out token within max_kl_divergence.",
 )
-FIGURES = ("ppl_base", "ppl_quantized", "ppl_increase", "kl_divergence", "top1_agreement", "duration_s",
-           "peak_memory_bytes", "calibration_samples", "holdout_samples", "scored_tokens")  # fmt: skip
+FIGURES = (
+    "ppl_base",
+    "ppl_quantized",
+    "ppl_increase",
+    "kl_divergence",
+    "top1_agreement",
+    "duration_s",
+    "peak_memory_bytes",
+    "calibration_samples",
+    "holdout_samples",
+    "scored_tokens",
+)
 
 
 @dg.asset(
@@ -67,10 +77,16 @@ def quantized_weights(
         result = accept(snap, verified, choice, report)
     records.publish(result.record, snap.spec.name, passed=result.passed)
     record(warehouse, snap, result)
-    checks = [dg.AssetCheckResult(check_name=name, passed=ok, metadata={"detail": detail})
-              for name, (ok, detail) in result.gates.items()]  # fmt: skip
-    metadata = {"digest": f"sha256:{result.digest}", "method": result.method, "folder": result.folder,
-                **{k: result.report[k] for k in FIGURES if k in result.report}}  # fmt: skip
+    checks = [
+        dg.AssetCheckResult(check_name=name, passed=ok, metadata={"detail": detail})
+        for name, (ok, detail) in result.gates.items()
+    ]
+    metadata = {
+        "digest": f"sha256:{result.digest}",
+        "method": result.method,
+        "folder": result.folder,
+        **{k: result.report[k] for k in FIGURES if k in result.report},
+    }
     if result.report:
         metadata["recipe_digest"] = result.report["recipe_digest"]
     if result.choice:
@@ -80,8 +96,11 @@ def quantized_weights(
 
 def preflight_metadata(choice: SchemeChoice) -> dict[str, Any]:
     """What the serving preflight saw and chose, as the UI shows it."""
-    metadata: dict[str, Any] = {"scheme": choice.scheme, "scheme_requested": choice.requested,
-                                "scheme_reason": choice.reason}  # fmt: skip
+    metadata: dict[str, Any] = {
+        "scheme": choice.scheme,
+        "scheme_requested": choice.requested,
+        "scheme_reason": choice.reason,
+    }
     runtime = choice.runtime
     if runtime is not None:
         metadata["runtime"] = runtime.describe()

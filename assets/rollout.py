@@ -27,7 +27,13 @@ def deployment(
     snap = platform_repo.pinned(context.partition_key)
     passed = platform_repo.records(snap).read(CanaryPass, snap.spec.name)  # published only on a pass
     done = execution.for_run(snap).rollout(snap, passed.image, passed.bundle, context.log.info)
-    metadata = {"kind": done.kind, "color": done.color, "image": done.image, "bundle": done.bundle,
-                "endpoint": done.endpoint, **done.details}  # fmt: skip
+    metadata = {
+        "kind": done.kind,
+        "color": done.color,
+        "image": done.image,
+        "bundle": done.bundle,
+        "endpoint": done.endpoint,
+        **done.details,
+    }
     version = sha256_hex(canonical_json([passed.image, passed.bundle]))
     return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(version))

@@ -65,24 +65,39 @@ def main() -> None:
     args = parser.parse_args()
     document = compile_bytes(CONTRACT_REVIEW_PROMPT.encode(), "contract_review.prompt").document
     examples = list(corpus.examples(7_000_001, args.cases, "bench"))
-    cases = [{"id": e.case_id, "vars": {"input_pdf_text": e.text},
-              "expected": {"keywords": [r.keyword for r in e.risks], "levels": [r.level for r in e.risks]}}
-             for e in examples]  # fmt: skip
+    cases = [
+        {
+            "id": e.case_id,
+            "vars": {"input_pdf_text": e.text},
+            "expected": {"keywords": [r.keyword for r in e.risks], "levels": [r.level for r in e.risks]},
+        }
+        for e in examples
+    ]
     bodies = [{**request_body(document, c["vars"], model="demo"), "temperature": 0, "max_tokens": 512} for c in cases]
     started = time.perf_counter()
     coherence(["warm"], ["up"])
     load_s = time.perf_counter() - started
     serving = Serving(max_model_len=1024, dtype="float32", block_size=32, max_num_seqs=max(8, args.concurrency))
-    with tempfile.TemporaryDirectory() as tmp, launch(demo_model(Recipe()), "demo", serving, python=SERVE_PYTHON,
-                                                      log_path=Path(tmp) / "vllm.log") as server:  # fmt: skip
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        launch(demo_model(Recipe()), "demo", serving, python=SERVE_PYTHON, log_path=Path(tmp) / "vllm.log") as server,
+    ):
         asyncio.run(plain(server.base_url, bodies[:8], args.concurrency))  # warm the server's compile caches
         cache = Path(tmp) / "embeddings"
 
         def ours(concurrency: int) -> dict[str, float]:
             inputs = [c["vars"]["input_pdf_text"] for c in cases]
-            _, scores = run_and_score(server.base_url, cases, inputs, bodies, document["output_schema"],
-                                      concurrency=concurrency, timeout_s=120, retries=2,
-                                      embedding_cache=cache)  # fmt: skip
+            _, scores = run_and_score(
+                server.base_url,
+                cases,
+                inputs,
+                bodies,
+                document["output_schema"],
+                concurrency=concurrency,
+                timeout_s=120,
+                retries=2,
+                embedding_cache=cache,
+            )
             return aggregate(scores)
 
         # The first eval of the eval set embeds its inputs; then plain and ours alternate, best of

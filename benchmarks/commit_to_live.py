@@ -96,14 +96,22 @@ def execute(instance, request, executor: str) -> tuple[float, list[tuple[str, fl
 
     started = time.perf_counter()
     if executor == "multiprocess":
-        with dg.execute_job(dg.reconstructable(ship_model_job), instance=instance, tags=request.tags
-                            | {"dagster/partition": request.partition_key},
-                            asset_selection=list(request.asset_selection), raise_on_error=False) as result:  # fmt: skip
+        with dg.execute_job(
+            dg.reconstructable(ship_model_job),
+            instance=instance,
+            tags=request.tags | {"dagster/partition": request.partition_key},
+            asset_selection=list(request.asset_selection),
+            raise_on_error=False,
+        ) as result:
             success, run_id = result.success, result.run_id
     else:
-        result = ship_model_job().execute_in_process(instance=instance, partition_key=request.partition_key,
-                                                     asset_selection=list(request.asset_selection), tags=request.tags,
-                                                     raise_on_error=False)  # fmt: skip
+        result = ship_model_job().execute_in_process(
+            instance=instance,
+            partition_key=request.partition_key,
+            asset_selection=list(request.asset_selection),
+            tags=request.tags,
+            raise_on_error=False,
+        )
         success, run_id = result.success, result.run_id
     wall = time.perf_counter() - started
     starts: dict[str, float] = {}
@@ -175,8 +183,10 @@ def main() -> int:
             before = ask(url, case["vars"])
             if "prompt_version" not in before:
                 raise SystemExit(f"nothing live after the first ship: {before}")
-            print(f"first ship (excluded): {first_s:.1f} s; " +
-                  ", ".join(f"{k} {s:.1f}" for k, s in first_steps), flush=True)  # fmt: skip
+            print(
+                f"first ship (excluded): {first_s:.1f} s; " + ", ".join(f"{k} {s:.1f}" for k, s in first_steps),
+                flush=True,
+            )
 
             # The figure.
             path = repo / PROMPT
@@ -210,16 +220,21 @@ def main() -> int:
     print(f"\nprompt-only commit {resolve(repo).sha[:12]} -> live; the tick selected {', '.join(selection)}")
     rows = [("git commit", t_commit - t0), ("sensor tick", t_tick - t_commit)]
     rows += [(f"  step {key}", seconds) for key, seconds in steps]
-    rows += [("  run overhead (outside steps)", run_s - sum(s for _, s in steps)), ("run, in all", t_run - t_tick),
-             ("gateway serving the new version", t_live - t_run)]  # fmt: skip
+    rows += [
+        ("  run overhead (outside steps)", run_s - sum(s for _, s in steps)),
+        ("run, in all", t_run - t_tick),
+        ("gateway serving the new version", t_live - t_run),
+    ]
     for label, seconds in rows:
         print(f"  {label:34} {seconds:8.2f} s")
     verdict = "met" if live and total <= TARGET_S else "MISSED"
     print(f"  {'total, commit to live':34} {total:8.2f} s   target <= {TARGET_S:.0f} s: {verdict}")
     if not live:
         print(f"  the gateway never served {expected[:12]}; last answer: {json.dumps(served)[:300]}")
-    print("  not included: the wait for the next tick (minimum_interval_seconds=30, 15 s on average) and the"
-          " daemon's run launch")  # fmt: skip
+    print(
+        "  not included: the wait for the next tick (minimum_interval_seconds=30, 15 s on average) and the"
+        " daemon's run launch"
+    )
     return 0 if live else 1
 
 

@@ -38,8 +38,16 @@ ROWS = int(os.environ.get("ROWS", 1_000_000))
 GENERATIONS = 400_000
 REPEATS = 3
 LABELS = ("correct", "correct", "correct", "missed_risk", "false_positive")
-COMMENTS = ("", "", "", "ok", "misses the liability cap in 7.2", 'flags "net 30" as risky, it is standard',
-            "复核：赔偿上限条款遗漏", "indemnity, termination and notice are fine")  # fmt: skip
+COMMENTS = (
+    "",
+    "",
+    "",
+    "ok",
+    "misses the liability cap in 7.2",
+    'flags "net 30" as risky, it is standard',
+    "复核：赔偿上限条款遗漏",
+    "indemnity, termination and notice are fine",
+)
 
 
 def write_labels(path: Path, rng: random.Random) -> dict[str, int]:
@@ -53,8 +61,13 @@ def write_labels(path: Path, rng: random.Random) -> dict[str, int]:
         for i in range(ROWS):
             gid = ids[rng.randrange(GENERATIONS)]
             day, minute = 1 + i % 28, i % 1440
-            row = [gid, f"reviewer-{rng.randrange(40):02d}", rng.choice(LABELS), rng.choice(COMMENTS),
-                   f"2026-{1 + i % 11:02d}-{day:02d}T{minute // 60:02d}:{minute % 60:02d}:{i % 60:02d}Z"]  # fmt: skip
+            row = [
+                gid,
+                f"reviewer-{rng.randrange(40):02d}",
+                rng.choice(LABELS),
+                rng.choice(COMMENTS),
+                f"2026-{1 + i % 11:02d}-{day:02d}T{minute // 60:02d}:{minute % 60:02d}:{i % 60:02d}Z",
+            ]
             roll = rng.random()
             kind = "good"
             if roll < 0.02:
@@ -128,8 +141,10 @@ def main() -> None:
         started = time.perf_counter()
         kinds = write_labels(labels, random.Random(7))
         size = labels.stat().st_size
-        print(f"file: {ROWS:,} rows, {size / 1e6:.1f} MB, written in {time.perf_counter() - started:.1f}s; "
-              f"kinds: {dict(sorted(kinds.items()))}")  # fmt: skip
+        print(
+            f"file: {ROWS:,} rows, {size / 1e6:.1f} MB, written in {time.perf_counter() - started:.1f}s; "
+            f"kinds: {dict(sorted(kinds.items()))}"
+        )
         runs: dict[str, list[tuple[float, float]]] = {"ours": [], "text": [], "typed": []}  # (wall, cpu) s
         kept: dict[str, int] = {}
         report: FileReport | None = None
@@ -147,16 +162,24 @@ def main() -> None:
         print("runs, wall s: " + "; ".join(f"{n} " + " ".join(f"{w:.2f}" for w, _ in r[1:]) for n, r in runs.items()))
         wall = {n: statistics.median(w for w, _ in r[1:]) for n, r in runs.items()}
         cpu = {n: statistics.median(c for _, c in r[1:]) for n, r in runs.items()}  # all threads of the process
-        counts = (f"{report.rows_in:,} in = {report.accepted:,} accepted + {report.quarantined:,} quarantined"
-                  f" + {report.duplicates:,} duplicates; {report.reader} reader")  # fmt: skip
+        counts = (
+            f"{report.rows_in:,} in = {report.accepted:,} accepted + {report.quarantined:,} quarantined"
+            f" + {report.duplicates:,} duplicates; {report.reader} reader"
+        )
         m, b, t = wall["ours"], wall["text"], wall["typed"]
         print(f"ours:           {m:5.2f} s {ROWS / m:>10,.0f} rows/s  cpu {cpu['ours']:.2f} s  ({counts})")
-        print(f"baseline text:  {b:5.2f} s {ROWS / b:>10,.0f} rows/s  cpu {cpu['text']:.2f} s  "
-              f"({kept['text']:,} rows kept; {BASELINE})")  # fmt: skip
-        print(f"baseline typed: {t:5.2f} s {ROWS / t:>10,.0f} rows/s  cpu {cpu['typed']:.2f} s  "
-              f"({kept['typed']:,} rows kept; {TYPED})")  # fmt: skip
-        print(f"ratio, ours / baseline rate: {b / m:.2f} vs text, {t / m:.2f} vs typed (target >= 0.5); "
-              f"in cpu time {cpu['text'] / cpu['ours']:.2f} vs text")  # fmt: skip
+        print(
+            f"baseline text:  {b:5.2f} s {ROWS / b:>10,.0f} rows/s  cpu {cpu['text']:.2f} s  "
+            f"({kept['text']:,} rows kept; {BASELINE})"
+        )
+        print(
+            f"baseline typed: {t:5.2f} s {ROWS / t:>10,.0f} rows/s  cpu {cpu['typed']:.2f} s  "
+            f"({kept['typed']:,} rows kept; {TYPED})"
+        )
+        print(
+            f"ratio, ours / baseline rate: {b / m:.2f} vs text, {t / m:.2f} vs typed (target >= 0.5); "
+            f"in cpu time {cpu['text'] / cpu['ours']:.2f} vs text"
+        )
 
 
 if __name__ == "__main__":

@@ -35,11 +35,18 @@ TARGET_S = 5.0
 def notation(i: int) -> dict[str, object]:
     levels = ",".join(f"L{i}_{k}" for k in range(3 + i % 4))
     return {
-        "risk_points": [{f"point_{i}": "string, the clause", "level": f"enum[{levels}]", "basis": "string",
-                         "suggestion": "string?", "score": "integer"}],
+        "risk_points": [
+            {
+                f"point_{i}": "string, the clause",
+                "level": f"enum[{levels}]",
+                "basis": "string",
+                "suggestion": "string?",
+                "score": "integer",
+            }
+        ],
         f"summary_{i % 17}": "string",
         "flags": {"needs_lawyer": "boolean", "confidence": "number?, from 0 to 1"},
-    }  # fmt: skip
+    }
 
 
 def write_corpus(folder: Path, n: int) -> list[Path]:

@@ -35,8 +35,12 @@ TIMEOUT_S = 60.0
 
 def build(repo: Path, count: int) -> str:
     git(repo.parent, "init", "--quiet", "--initial-branch=main", str(repo))
-    files = {"platform.yaml": "name: tiny\n", "models/tiny.yaml": SPEC, "prompts/p.prompt": "system: hi\n",
-             "evals/e.jsonl": "{}\n"}  # fmt: skip
+    files = {
+        "platform.yaml": "name: tiny\n",
+        "models/tiny.yaml": SPEC,
+        "prompts/p.prompt": "system: hi\n",
+        "evals/e.jsonl": "{}\n",
+    }
     for relative, text in files.items():
         (repo / relative).parent.mkdir(parents=True, exist_ok=True)
         (repo / relative).write_text(text)

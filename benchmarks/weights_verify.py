@@ -84,8 +84,9 @@ def main() -> None:
         t = time.perf_counter()
         subprocess.run(["openssl", "dgst", "-sha256", *map(str, paths)], stdout=subprocess.DEVNULL, check=True)
         openssl = time.perf_counter() - t
-        out = subprocess.run([sys.executable, "-c", OURS, *map(str, paths)], capture_output=True, text=True,
-                             check=True, cwd=ROOT)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", OURS, *map(str, paths)], capture_output=True, text=True, check=True, cwd=ROOT
+        )
         ours = json.loads(out.stdout)
         naive = tobytes(paths)
     mine = ours["seconds"]

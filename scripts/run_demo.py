@@ -32,9 +32,13 @@ def start_gateway() -> str:
     except httpx.HTTPError:
         pass
     log = (HOME / "gateway.log").open("ab")
-    process = subprocess.Popen([str(ROOT / ".venv" / "bin" / "ai-platform"), "serve", "--home", str(HOME),
-                                "--port", str(GATEWAY_PORT)], stdout=log, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    process = subprocess.Popen(
+        [str(ROOT / ".venv" / "bin" / "ai-platform"), "serve", "--home", str(HOME), "--port", str(GATEWAY_PORT)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     (HOME / "gateway.pid").write_text(str(process.pid))
     for _ in range(100):
         try:
@@ -96,8 +100,11 @@ def run(job, instance, tags: dict[str, str], title: str) -> int:
     )
     done = {e.step_key for e in result.all_events if e.event_type_value == "STEP_SUCCESS"}
     failed = {e.step_key: e.step_failure_data.error for e in result.get_step_failure_events()}
-    blocked = {e.event_specific_data.check_name for e in result.all_events
-               if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.event_specific_data.passed}  # fmt: skip
+    blocked = {
+        e.event_specific_data.check_name
+        for e in result.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.event_specific_data.passed
+    }
     unexpected = 0
     print(f"run {result.run_id}")
     for node in job().nodes_in_topological_order:

@@ -54,8 +54,12 @@ def _clip(text: str) -> str:
 
 def run_request(change: CommitPlan, model: str, note: str) -> dg.RunRequest:
     commit = change.commit
-    tags = {COMMIT_TAG: commit.sha, "ai_platform/author": _clip(commit.author),
-            "ai_platform/message": _clip(commit.message), "ai_platform/model": model}  # fmt: skip
+    tags = {
+        COMMIT_TAG: commit.sha,
+        "ai_platform/author": _clip(commit.author),
+        "ai_platform/message": _clip(commit.message),
+        "ai_platform/model": model,
+    }
     if note:  # first tick, rewritten history: the run says why it was planned so
         tags["ai_platform/plan_note"] = _clip(note)
     key = f"{commit.sha}:{model}" + (f":replaces:{change.replaces}" if change.replaces else "")
@@ -122,8 +126,12 @@ def platform_repo_sensor(
     for change in done.commits:
         context.log.info(describe(change))
     live = set(done.models)  # a model whose spec is gone by the last commit planned is not built
-    runs = [run_request(change, model, done.note) for change in done.commits
-            for model in sorted(change.stages) if model in live]  # fmt: skip
+    runs = [
+        run_request(change, model, done.note)
+        for change in done.commits
+        for model in sorted(change.stages)
+        if model in live
+    ]
     existing = set(context.instance.get_dynamic_partitions(models_partitions.name))
     partitions: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []
     if live - existing:

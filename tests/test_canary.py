@@ -22,8 +22,16 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not SERVE_PYTHON.is_file(), reason="serve environment missing; `make envs` creates it"),
 ]
-CHAIN = ("model_spec", "raw_weights", "verified_weights", "quantized_weights", "model_image", "compiled_prompts",
-         "prompt_bundle", "canary_eval")  # fmt: skip
+CHAIN = (
+    "model_spec",
+    "raw_weights",
+    "verified_weights",
+    "quantized_weights",
+    "model_image",
+    "compiled_prompts",
+    "prompt_bundle",
+    "canary_eval",
+)
 
 
 def gate_results(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:

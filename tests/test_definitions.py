@@ -32,8 +32,11 @@ EXPECTED_DEPS = {
 def test_definitions_validate() -> None:
     done = subprocess.run(
         [str(ROOT / ".venv/bin/dagster"), "definitions", "validate", "-w", "workspace.yaml"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "All code locations passed validation" in done.stdout + done.stderr
 

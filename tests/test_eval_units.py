@@ -26,8 +26,12 @@ from ai_platform.evaluation.scoring import percentile
 
 
 def test_absolute_and_relative_gates() -> None:
-    gates = [Gate(metric="pii_count", max=0), Gate(metric="task_recall", max_drop=0.02),
-             Gate(metric="task_recall", min=0.5), Gate(metric="latency_p95_s", max_rise=0.5)]  # fmt: skip
+    gates = [
+        Gate(metric="pii_count", max=0),
+        Gate(metric="task_recall", max_drop=0.02),
+        Gate(metric="task_recall", min=0.5),
+        Gate(metric="latency_p95_s", max_rise=0.5),
+    ]
     candidate = {"pii_count": 0, "task_recall": 0.80, "latency_p95_s": 2.0}
     verdicts = by_metric(judge(gates, candidate, {"pii_count": 0, "task_recall": 0.85, "latency_p95_s": 1.0}))
     assert verdicts["pii_count"].passed
@@ -46,8 +50,12 @@ def test_unmeasured_metric_fails_and_unknown_metric_is_refused() -> None:
 
 def test_task_recall() -> None:
     expected = {"keywords": ["付款", "违约"], "levels": ["高", "中"]}
-    answer = {"risk_points": [{"point": "付款期限不明确", "level": "高", "basis": "", "suggestion": ""},
-                              {"point": "违约金过高", "level": "低", "basis": "", "suggestion": ""}]}  # fmt: skip
+    answer = {
+        "risk_points": [
+            {"point": "付款期限不明确", "level": "高", "basis": "", "suggestion": ""},
+            {"point": "违约金过高", "level": "低", "basis": "", "suggestion": ""},
+        ]
+    }
     assert task_recall(expected, answer) == 0.5  # the second risk is found at the wrong level
     assert task_recall({"keywords": []}, {"risk_points": []}) == 1.0
     assert task_recall({"keywords": []}, answer) == 0.0
@@ -87,10 +95,19 @@ class FlakyServer(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
-        for event in ({"choices": [{"delta": {"content": "{\"ok\":"}, "logprobs": {"content": [{"logprob": -0.5}]}}]},
-                      {"choices": [{"delta": {"content": "true}"}, "finish_reason": "stop",
-                                    "logprobs": {"content": [{"logprob": -1.5}]}}]},
-                      {"choices": [], "usage": {"completion_tokens": 2}}):  # fmt: skip
+        for event in (
+            {"choices": [{"delta": {"content": '{"ok":'}, "logprobs": {"content": [{"logprob": -0.5}]}}]},
+            {
+                "choices": [
+                    {
+                        "delta": {"content": "true}"},
+                        "finish_reason": "stop",
+                        "logprobs": {"content": [{"logprob": -1.5}]},
+                    }
+                ]
+            },
+            {"choices": [], "usage": {"completion_tokens": 2}},
+        ):
             self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
         self.wfile.write(b"data: [DONE]\n\n")
 
@@ -108,8 +125,10 @@ def flaky() -> Iterator[str]:
 
 
 def test_client_retries_transient_failures_and_never_hides_one(flaky: str) -> None:
-    cases = [(name, {"model": "m", "messages": [{"role": "user", "content": name}]})
-             for name in ("fine", "flaky", "down", "bad")]  # fmt: skip
+    cases = [
+        (name, {"model": "m", "messages": [{"role": "user", "content": name}]})
+        for name in ("fine", "flaky", "down", "bad")
+    ]
     fine, retried, down, bad = run_cases(flaky, cases, concurrency=4, timeout_s=5, retries=2)
     assert (fine.content, fine.finish_reason, fine.output_tokens, fine.attempts) == ('{"ok":true}', "stop", 2, 1)
     assert fine.mean_logprob == -1.0 and fine.ttft_s is not None and fine.ttft_s <= fine.latency_s

@@ -186,7 +186,12 @@ def test_both_csv_readers_agree_on_a_hostile_file(tmp_path: Path) -> None:
     a, b = ingest_file(path, fast), ingest_file(path, exact, exact_csv=True)
     assert (a.reader, b.reader) == ("duckdb", "python")
     assert (a.rows_in, a.accepted, a.quarantined, a.duplicates, a.reasons) == (
-        b.rows_in, b.accepted, b.quarantined, b.duplicates, b.reasons)  # fmt: skip
+        b.rows_in,
+        b.accepted,
+        b.quarantined,
+        b.duplicates,
+        b.reasons,
+    )
     assert tables(fast) == tables(exact)
 
 
@@ -318,8 +323,13 @@ def test_jsonl_with_bad_rows(tmp_path: Path) -> None:
     report = ingest_file(path, wh)
     assert (report.rows_in, report.accepted, report.quarantined) == (7, 2, 5)
     _, rows = wh.query("SELECT source_line, reason FROM feedback_quarantine ORDER BY 1")
-    assert rows == [(4, "not valid JSON"), (5, "not a JSON object"), (6, "field is not a string"),
-                    (7, "unknown field"), (8, "unknown label")]  # fmt: skip
+    assert rows == [
+        (4, "not valid JSON"),
+        (5, "not a JSON object"),
+        (6, "field is not a string"),
+        (7, "unknown field"),
+        (8, "unknown label"),
+    ]
     _, rows = wh.query("SELECT generation_id, source_line FROM feedback_labels ORDER BY 2")
     assert rows == [("gen-001", 1), ("gen-002", 3)]
 
@@ -413,13 +423,15 @@ def test_readers_in_other_processes_during_ingests(tmp_path: Path) -> None:
     files = []
     for n in range(6):
         path = tmp_path / f"batch-{n}.csv"
-        path.write_text(head + "".join(f"gen-{i:03d},r{n},correct,2026-01-06T10:{i % 60:02d}:{i // 60:02d}Z\n"
-                                       for i in range(250)))  # fmt: skip
+        path.write_text(
+            head + "".join(f"gen-{i:03d},r{n},correct,2026-01-06T10:{i % 60:02d}:{i // 60:02d}Z\n" for i in range(250))
+        )
         files.append(path)
 
     code = "import duckdb, sys, time; c = duckdb.connect(sys.argv[1], read_only=True); print('held', flush=True)"
-    holder = subprocess.Popen([sys.executable, "-c", code + "; time.sleep(2)", str(db)], stdout=subprocess.PIPE,
-                              text=True)  # fmt: skip
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code + "; time.sleep(2)", str(db)], stdout=subprocess.PIPE, text=True
+    )
     assert holder.stdout and holder.stdout.readline().strip() == "held"
     poller = subprocess.Popen([sys.executable, "-c", READER, str(db), "8"], stdout=subprocess.PIPE, text=True)
     started = time.monotonic()
@@ -458,8 +470,12 @@ def test_cli_reports_per_file_and_exits_1_only_for_unreadable_files(tmp_path: Pa
     assert done.stderr.startswith("error: ") and "cannot read" in done.stderr and "Traceback" not in done.stderr
     result = json.loads(done.stdout)
     assert result["files"][0]["already_ingested"] is True and result["files"][0]["duplicates"] == 1
-    assert result["errors"] == [{"file": str(tmp_path / "nope.csv"), "error": f"{tmp_path / 'nope.csv'}: cannot read: "
-                                 "No such file or directory"}]  # fmt: skip
+    assert result["errors"] == [
+        {
+            "file": str(tmp_path / "nope.csv"),
+            "error": f"{tmp_path / 'nope.csv'}: cannot read: No such file or directory",
+        }
+    ]
 
 
 def test_a_label_key_stays_unique_across_files(tmp_path: Path) -> None:
@@ -481,16 +497,23 @@ def test_the_migrations_keep_existing_labels_and_quarantine(tmp_path: Path) -> N
     con = duckdb.connect(str(path))
     from ai_platform.warehouse import migrations
 
-    con.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
-                " checksum VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")  # fmt: skip
+    con.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
+        " checksum VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+    )
     for m in migrations()[:3]:
         con.execute(m.sql)
-        con.execute("INSERT INTO schema_migrations (version, name, checksum) VALUES (?, ?, ?)",
-                    [m.version, m.name, m.checksum])  # fmt: skip
-    con.execute("INSERT INTO feedback_labels (generation_id, reviewer, label, labeled_at, source_file)"
-                " VALUES ('g', 'r', 'correct', TIMESTAMPTZ '2026-01-06 10:00:00+00', 'old.csv')")  # fmt: skip
-    con.execute("INSERT INTO feedback_quarantine (source_file, source_sha256, source_line, reason, raw)"
-                " VALUES ('old.csv', 'abc', 7, 'unknown label', 'g,r,meh,,2026-01-06')")  # fmt: skip
+        con.execute(
+            "INSERT INTO schema_migrations (version, name, checksum) VALUES (?, ?, ?)", [m.version, m.name, m.checksum]
+        )
+    con.execute(
+        "INSERT INTO feedback_labels (generation_id, reviewer, label, labeled_at, source_file)"
+        " VALUES ('g', 'r', 'correct', TIMESTAMPTZ '2026-01-06 10:00:00+00', 'old.csv')"
+    )
+    con.execute(
+        "INSERT INTO feedback_quarantine (source_file, source_sha256, source_line, reason, raw)"
+        " VALUES ('old.csv', 'abc', 7, 'unknown label', 'g,r,meh,,2026-01-06')"
+    )
     con.close()
     assert Warehouse(path).migrate()[:2] == [4, 5]
     _, rows = Warehouse(path).query("SELECT generation_id, source_file, source_sha256 FROM feedback_labels")
@@ -498,8 +521,10 @@ def test_the_migrations_keep_existing_labels_and_quarantine(tmp_path: Path) -> N
     columns = "source_file, source_sha256, source_line, reason, raw"
     _, rows = Warehouse(path).query(f"SELECT {columns} FROM feedback_quarantine")
     assert rows == [("old.csv", "abc", 7, "unknown label", "g,r,meh,,2026-01-06")]
-    _, rows = Warehouse(path).query("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'feedback_quarantine'"
-                                    " AND constraint_type = 'PRIMARY KEY'")  # fmt: skip
+    _, rows = Warehouse(path).query(
+        "SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'feedback_quarantine'"
+        " AND constraint_type = 'PRIMARY KEY'"
+    )
     assert rows == [(0,)]
     _, rows = Warehouse(path).query("SELECT count(*) FROM label_summary")  # the views still bind
     assert rows == [(0,)]
@@ -524,9 +549,19 @@ def test_the_migrations_keep_existing_labels_and_quarantine(tmp_path: Path) -> N
 def test_row_checks(label: str, comment: str | None, labeled_at: str, expected: tuple) -> None:
     """The row checks' shortcuts (no trim, lower or upper where a value needs none; GLOB for the
     usual timestamp shape) give what the plain rules give."""
-    rows = pa.table({"line": [2], "generation_id": ["gen-001"], "reviewer": ["ana"], "label": [label],
-                     "comment": [comment], "labeled_at": [labeled_at], "problem": [None], "raw": [None]},
-                    schema=readers.STAGE_SCHEMA)  # fmt: skip
+    rows = pa.table(
+        {
+            "line": [2],
+            "generation_id": ["gen-001"],
+            "reviewer": ["ana"],
+            "label": [label],
+            "comment": [comment],
+            "labeled_at": [labeled_at],
+            "problem": [None],
+            "raw": [None],
+        },
+        schema=readers.STAGE_SCHEMA,
+    )
     con = duckdb.connect()
     con.register("fb_rows", rows)
     [(got_label, got_comment, stamp, reason)] = con.sql(

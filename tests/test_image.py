@@ -111,17 +111,24 @@ def test_skopeo_and_umoci_read_what_we_wrote_and_pushed(model: Path, tmp_path: P
     first = push(layout, "latest", Reference.parse(ref))
     assert first.blobs_sent == 4 and first.digest == built.digest
 
-    inspect = subprocess.run(["skopeo", "inspect", "--tls-verify=false", f"docker://{ref}"],
-                             capture_output=True, text=True, check=True)  # fmt: skip
+    inspect = subprocess.run(
+        ["skopeo", "inspect", "--tls-verify=false", f"docker://{ref}"], capture_output=True, text=True, check=True
+    )
     assert json.loads(inspect.stdout)["Digest"] == built.digest
     copied = tmp_path / "copied"
-    subprocess.run(["skopeo", "copy", "--src-tls-verify=false", "--preserve-digests", f"docker://{ref}",
-                    f"oci:{copied}:v1"], capture_output=True, check=True)  # fmt: skip
+    subprocess.run(
+        ["skopeo", "copy", "--src-tls-verify=false", "--preserve-digests", f"docker://{ref}", f"oci:{copied}:v1"],
+        capture_output=True,
+        check=True,
+    )
     assert OciLayout(copied).resolve("v1").digest == built.digest
 
     bundle = tmp_path / "bundle"
-    subprocess.run(["umoci", "unpack", "--rootless", "--image", f"{tmp_path / 'layout'}:latest", str(bundle)],
-                   capture_output=True, check=True)  # fmt: skip
+    subprocess.run(
+        ["umoci", "unpack", "--rootless", "--image", f"{tmp_path / 'layout'}:latest", str(bundle)],
+        capture_output=True,
+        check=True,
+    )
     unpacked = bundle / "rootfs" / "models" / NAME
     for rel, sha in known(model).items():
         assert hashlib.sha256((unpacked / rel).read_bytes()).hexdigest() == sha, rel
@@ -175,24 +182,45 @@ def _push_base(registry: LocalRegistry, tmp_path: Path) -> tuple[str, str]:
         layer = layout.put_blob(
             gzip.compress(raw.getvalue(), mtime=0), "application/vnd.docker.image.rootfs.diff.tar.gzip"
         )
-        config = {"architecture": arch, "os": "linux", "config": {"Env": ["PATH=/bin"], "Cmd": ["sh"]},
-                  "rootfs": {"type": "layers", "diff_ids": [f"sha256:{hashlib.sha256(raw.getvalue()).hexdigest()}"]},
-                  "history": [{"created_by": "ADD rootfs"}]}  # fmt: skip
+        config = {
+            "architecture": arch,
+            "os": "linux",
+            "config": {"Env": ["PATH=/bin"], "Cmd": ["sh"]},
+            "rootfs": {"type": "layers", "diff_ids": [f"sha256:{hashlib.sha256(raw.getvalue()).hexdigest()}"]},
+            "history": [{"created_by": "ADD rootfs"}],
+        }
         config_blob = layout.put_blob(json.dumps(config).encode(), "application/vnd.docker.container.image.v1+json")
-        manifest = {"schemaVersion": 2, "mediaType": DOCKER_MANIFEST, "config": config_blob.to_json(),
-                    "layers": [layer.to_json()]}  # fmt: skip
+        manifest = {
+            "schemaVersion": 2,
+            "mediaType": DOCKER_MANIFEST,
+            "config": config_blob.to_json(),
+            "layers": [layer.to_json()],
+        }
         digest = layout.put_manifest(manifest, tags=[arch], media_type=DOCKER_MANIFEST).digest
         push(layout, arch, Reference.parse(f"{registry.host}/library/busybox:{arch}"))
         amd64 = digest if arch == "amd64" else amd64
-    entries = [{"mediaType": DOCKER_MANIFEST, "digest": layout.resolve(a).digest, "size": layout.resolve(a).size,
-                "platform": {"os": "linux", "architecture": a}} for a in ("arm64", "amd64")]  # fmt: skip
-    index = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
-                        "manifests": entries}).encode()  # fmt: skip
+    entries = [
+        {
+            "mediaType": DOCKER_MANIFEST,
+            "digest": layout.resolve(a).digest,
+            "size": layout.resolve(a).size,
+            "platform": {"os": "linux", "architecture": a},
+        }
+        for a in ("arm64", "amd64")
+    ]
+    index = json.dumps(
+        {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": entries}
+    ).encode()
     index_digest = f"sha256:{hashlib.sha256(index).hexdigest()}"
     client = RegistryClient(registry.host)
     try:
-        client.request("PUT", f"/v2/library/busybox/manifests/{index_digest}", expect=(201,), content=index,
-                       headers={"Content-Type": "application/vnd.oci.image.index.v1+json"})  # fmt: skip
+        client.request(
+            "PUT",
+            f"/v2/library/busybox/manifests/{index_digest}",
+            expect=(201,),
+            content=index,
+            headers={"Content-Type": "application/vnd.oci.image.index.v1+json"},
+        )
     finally:
         client.close()
     return f"{registry.host}/library/busybox@{index_digest}", amd64
@@ -221,12 +249,16 @@ def test_a_base_image_goes_under_the_model_for_a_kserve_modelcar(
 
     ref = f"{registry.host}/modelcars/{NAME}:v1"
     push(layout, "latest", Reference.parse(ref))
-    inspect = subprocess.run(["skopeo", "inspect", "--tls-verify=false", f"docker://{ref}"],
-                             capture_output=True, text=True, check=True)  # fmt: skip
+    inspect = subprocess.run(
+        ["skopeo", "inspect", "--tls-verify=false", f"docker://{ref}"], capture_output=True, text=True, check=True
+    )
     assert json.loads(inspect.stdout)["Digest"] == built.digest
     bundle = tmp_path / "bundle"
-    subprocess.run(["umoci", "unpack", "--rootless", "--image", f"{tmp_path / 'layout'}:latest", str(bundle)],
-                   capture_output=True, check=True)  # fmt: skip
+    subprocess.run(
+        ["umoci", "unpack", "--rootless", "--image", f"{tmp_path / 'layout'}:latest", str(bundle)],
+        capture_output=True,
+        check=True,
+    )
     assert (bundle / "rootfs/bin/sh").read_bytes() == b"#!/bin/true amd64\n"
     for rel, sha in known(model).items():
         assert hashlib.sha256((bundle / "rootfs/models" / NAME / rel).read_bytes()).hexdigest() == sha, rel

@@ -45,8 +45,10 @@ def test_model_image_is_pushed_recorded_and_stable_across_prompt_commits(
     assert annotations["ai-platform.quantization.recipe"] == "none"
     assert annotations["org.opencontainers.image.created"].endswith("Z")
 
-    manifest = httpx.get(f"http://{registry.host}/v2/ai-platform/{MODEL}/manifests/{digest}",
-                         headers={"Accept": "application/vnd.oci.image.manifest.v1+json"})  # fmt: skip
+    manifest = httpx.get(
+        f"http://{registry.host}/v2/ai-platform/{MODEL}/manifests/{digest}",
+        headers={"Accept": "application/vnd.oci.image.manifest.v1+json"},
+    )
     assert manifest.status_code == 200 and json.loads(manifest.content)["annotations"] == annotations
     _, rows = Warehouse(tmp_path / "home/warehouse.duckdb").query("SELECT digest, model, ref FROM images")
     assert rows == [(digest, MODEL, mat.metadata["ref"].value)]

@@ -22,8 +22,12 @@ def platform_repo(path: Path, inbox: str = "inbox") -> Path:
     (path / "platform.yaml").write_text(f"name: demo\nfeedback:\n  inbox: {inbox}\n")
     git(path, "init", "--quiet", "--initial-branch=main")
     git(path, "add", "platform.yaml")
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}  # fmt: skip
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
     git(path, "commit", "--quiet", "--no-gpg-sign", "-m", "platform", env=env)
     return path
 
@@ -122,9 +126,20 @@ def test_absolute_inbox_and_an_unreadable_repo(tmp_path: Path) -> None:
         assert "cannot read the inbox setting" in skip_message(tick(broken, instance, "[]"))
 
         (repo / "platform.yaml").write_text("name: demo\nfeedback: {inbox: x, trust: 2}\n")
-        git(repo, "commit", "--quiet", "--no-gpg-sign", "-am", "typo",
-            env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
-                 "GIT_COMMITTER_EMAIL": "t@e"})  # fmt: skip
+        git(
+            repo,
+            "commit",
+            "--quiet",
+            "--no-gpg-sign",
+            "-am",
+            "typo",
+            env={
+                "GIT_AUTHOR_NAME": "t",
+                "GIT_AUTHOR_EMAIL": "t@e",
+                "GIT_COMMITTER_NAME": "t",
+                "GIT_COMMITTER_EMAIL": "t@e",
+            },
+        )
         assert "feedback.trust: unknown field" in skip_message(tick(resources, instance, "[]"))
 
 

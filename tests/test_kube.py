@@ -39,11 +39,20 @@ def platform(tmp_path: Path, text: str = PLATFORM):
 
 def test_gpu_pod_renders_and_validates_strictly(tmp_path: Path) -> None:
     p = platform(tmp_path)
-    spec = gpu_pod_spec(p, p.config.kubernetes.gpu.quantize_image, ["python", "-m", "ai_platform.quantize"],
-                        image_field="quantize_image")  # fmt: skip
-    body = build_pod_body(pod_name="dagster-run-1-quantized-weights", image=None, command=None,
-                          env_vars={"DAGSTER_PIPES_CONTEXT": "x", "DAGSTER_PIPES_MESSAGES": "y"},
-                          base_pod_meta=None, base_pod_spec=spec)  # fmt: skip
+    spec = gpu_pod_spec(
+        p,
+        p.config.kubernetes.gpu.quantize_image,
+        ["python", "-m", "ai_platform.quantize"],
+        image_field="quantize_image",
+    )
+    body = build_pod_body(
+        pod_name="dagster-run-1-quantized-weights",
+        image=None,
+        command=None,
+        env_vars={"DAGSTER_PIPES_CONTEXT": "x", "DAGSTER_PIPES_MESSAGES": "y"},
+        base_pod_meta=None,
+        base_pod_spec=spec,
+    )
     # The client's model, serialized as the API server receives it (camelCase, no nulls).
     manifest = {"apiVersion": "v1", "kind": "Pod", **ApiClient().sanitize_for_serialization(body)}
     kubernetes_validate.validate(manifest, "1.35.0", strict=True)
@@ -71,10 +80,17 @@ def test_gpu_step_job_renders_offline_and_validates(tmp_path: Path) -> None:
     from ai_platform.kube import gpu_step_config
 
     p = platform(tmp_path)
-    job_config = DagsterK8sJobConfig(job_image="registry.example.com/ai-platform/code:1.0", dagster_home="/opt/dagster",
-                                     instance_config_map="dagster-instance")  # fmt: skip
-    job = construct_dagster_k8s_job(job_config, ["dagster", "api", "execute_step"], "dagster-step-canary-eval",
-                                    UserDefinedDagsterK8sConfig.from_dict(gpu_step_config(p.config)))  # fmt: skip
+    job_config = DagsterK8sJobConfig(
+        job_image="registry.example.com/ai-platform/code:1.0",
+        dagster_home="/opt/dagster",
+        instance_config_map="dagster-instance",
+    )
+    job = construct_dagster_k8s_job(
+        job_config,
+        ["dagster", "api", "execute_step"],
+        "dagster-step-canary-eval",
+        UserDefinedDagsterK8sConfig.from_dict(gpu_step_config(p.config)),
+    )
     manifest = ApiClient().sanitize_for_serialization(job)
     manifest = {"apiVersion": "batch/v1", "kind": "Job", **manifest}
     kubernetes_validate.validate(manifest, "1.35.0", strict=True)
@@ -92,14 +108,23 @@ def test_kubernetes_profile_is_read_from_the_tracked_branch(tmp_path: Path) -> N
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "platform.yaml").write_text(PLATFORM)
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@x", "commit",
-                                                             "-qm", "k8s"]):  # fmt: skip
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "k8s"],
+    ):
         subprocess.run(["git", *args], cwd=repo, check=True)
     (repo / "platform.yaml").write_text("name: acme\n")  # uncommitted: not what the branch says
     probe = "import assets.execution as e; print(e.EXECUTION.target, sorted(e.GPU_STEP_TAGS))"
     env = {"AI_PLATFORM_REPO": str(repo), "AI_PLATFORM_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parent.parent).stdout  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    ).stdout
     assert out.strip() == "kubernetes ['dagster-k8s/config']"
 
 
@@ -111,12 +136,20 @@ def test_a_broken_platform_yaml_stops_the_code_location_and_names_the_field(tmp_
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "platform.yaml").write_text("name: acme\nexecution: {target: kubernets}\n")
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@x", "commit",
-                                                             "-qm", "typo"]):  # fmt: skip
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "typo"],
+    ):
         subprocess.run(["git", *args], cwd=repo, check=True)
     env = {"AI_PLATFORM_REPO": str(repo), "AI_PLATFORM_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-c", "import definitions"], env=env, capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parent.parent)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", "import definitions"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     assert done.returncode != 0
     assert "platform.yaml at main" in done.stderr
     assert "execution.target: must be one of 'embedded' or 'kubernetes' (got 'kubernets')" in done.stderr

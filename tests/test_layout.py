@@ -31,8 +31,19 @@ def test_library_never_imports_orchestration() -> None:
 
 
 def test_top_level_layout() -> None:
-    for name in ("ai_platform", "assets", "sensors", "tests", "benchmarks", ".ci/run", "workspace.yaml",
-                 "definitions.py", "pyproject.toml", "README.md", "Makefile"):  # fmt: skip
+    for name in (
+        "ai_platform",
+        "assets",
+        "sensors",
+        "tests",
+        "benchmarks",
+        ".ci/run",
+        "workspace.yaml",
+        "definitions.py",
+        "pyproject.toml",
+        "README.md",
+        "Makefile",
+    ):
         assert (ROOT / name).exists(), name
 
 
@@ -102,8 +113,11 @@ def test_no_import_cycle_between_packages() -> None:
 
 
 def test_a_planted_loop_is_found(tmp_path: Path) -> None:
-    for package, imports in {"a": "from ai_platform.b.x import y", "b": "def f():\n    import ai_platform.c\n",
-                             "c": "from ai_platform.a import z"}.items():  # fmt: skip
+    for package, imports in {
+        "a": "from ai_platform.b.x import y",
+        "b": "def f():\n    import ai_platform.c\n",
+        "c": "from ai_platform.a import z",
+    }.items():
         (tmp_path / "ai_platform" / package).mkdir(parents=True)
         (tmp_path / "ai_platform" / package / "m.py").write_text(imports + "\n")
     (tmp_path / "ai_platform" / "d.py").write_text("from ai_platform import config\n")

@@ -339,8 +339,13 @@ def ibans(draw: st.DrawFn) -> str:
 @st.composite
 def cards(draw: st.DrawFn) -> str:
     prefix, length = draw(st.sampled_from([("4", 16), ("51", 16), ("37", 15), ("6011", 16), ("62", 19), ("3530", 16)]))
-    body = prefix + "".join(draw(st.lists(st.sampled_from("0123456789"), min_size=length - len(prefix) - 1,
-                                          max_size=length - len(prefix) - 1)))  # fmt: skip
+    body = prefix + "".join(
+        draw(
+            st.lists(
+                st.sampled_from("0123456789"), min_size=length - len(prefix) - 1, max_size=length - len(prefix) - 1
+            )
+        )
+    )
     value = body + luhn_digit(body)
     return " ".join(value[i : i + 4] for i in range(0, len(value), 4)) if draw(st.booleans()) else value
 

@@ -143,14 +143,21 @@ def test_a_prompt_only_run_reads_its_own_commit(instance, own_demo_repo: Path, t
     (before,) = first.asset_materializations_for_node("compiled_prompts")
     start = resolve(own_demo_repo).sha
     prompt = "prompts/contract_review.prompt"
-    sha = commit(own_demo_repo, "describe the prompt",
-                 {prompt: edited(own_demo_repo, prompt, "system:", 'description: "v2"\nsystem:')})  # fmt: skip
+    sha = commit(
+        own_demo_repo,
+        "describe the prompt",
+        {prompt: edited(own_demo_repo, prompt, "system:", 'description: "v2"\nsystem:')},
+    )
     commit(own_demo_repo, "a later commit the run must not read", {"README.txt": "later\n"})
 
     (request,) = tick(instance, own_demo_repo, start, tmp_path / "sensor-home").run_requests
     assert request.tags[COMMIT_TAG] == sha
-    result = job.execute_in_process(instance=instance, partition_key=MODEL, tags=request.tags,
-                                    asset_selection=keys("compiled_prompts", "prompt_bundle"))  # fmt: skip
+    result = job.execute_in_process(
+        instance=instance,
+        partition_key=MODEL,
+        tags=request.tags,
+        asset_selection=keys("compiled_prompts", "prompt_bundle"),
+    )
     assert result.success
     (after,) = result.asset_materializations_for_node("compiled_prompts")
     assert after.metadata["commit"].value == sha
@@ -201,17 +208,23 @@ def test_a_model_spec_commit_reruns_that_models_whole_chain_only(
     ("files", "expected"),
     [
         ({"calibration/contracts.jsonl": "{}\n"}, {MODEL: QUANTIZE_ONWARD, SECOND: QUANTIZE_ONWARD}),
-        ({"evals/contract_review.jsonl": "{}\n"}, {MODEL: ("canary_eval", "deployment"),
-                                                   SECOND: ("canary_eval", "deployment")}),
-        ({"hub/contract-qwen2/config.json": "{}\n"}, {MODEL: ("raw_weights", *ONWARD["raw_weights"][1:]),
-                                                      SECOND: ONWARD["raw_weights"]}),
-        ({"manifests/contract-qwen2.json": "{}\n"}, {MODEL: ONWARD["verified_weights"],
-                                                     SECOND: ONWARD["verified_weights"]}),
+        (
+            {"evals/contract_review.jsonl": "{}\n"},
+            {MODEL: ("canary_eval", "deployment"), SECOND: ("canary_eval", "deployment")},
+        ),
+        (
+            {"hub/contract-qwen2/config.json": "{}\n"},
+            {MODEL: ("raw_weights", *ONWARD["raw_weights"][1:]), SECOND: ONWARD["raw_weights"]},
+        ),
+        (
+            {"manifests/contract-qwen2.json": "{}\n"},
+            {MODEL: ONWARD["verified_weights"], SECOND: ONWARD["verified_weights"]},
+        ),
         ({"platform.yaml": "name: demo\n"}, {MODEL: SHIP_CHAIN, SECOND: SHIP_CHAIN}),
         ({"prompts/unused.prompt": "system: hi\n", "evals/unused.jsonl": "{}\n", "README.txt": "docs\n"}, {}),
     ],
     ids=["calibration", "evals", "local-weights", "trusted-manifest", "platform.yaml", "unrelated"],
-)  # fmt: skip
+)
 def test_paths_map_to_stages(
     sensor_instance, own_demo_repo: Path, two_models: str, tmp_path: Path, files, expected
 ) -> None:
@@ -326,10 +339,13 @@ def closed_port() -> int:
 
 @pytest.mark.parametrize(
     "source",
-    ["file:///nonexistent/platform.git", "http://reviewer:s3cret@127.0.0.1:{port}/platform.git",
-     "git://127.0.0.1:{port}/platform.git"],
+    [
+        "file:///nonexistent/platform.git",
+        "http://reviewer:s3cret@127.0.0.1:{port}/platform.git",
+        "git://127.0.0.1:{port}/platform.git",
+    ],
     ids=["missing-path", "closed-port-http", "closed-port-git"],
-)  # fmt: skip
+)
 def test_an_unreachable_remote_skips_and_keeps_the_cursor(sensor_instance, tmp_path: Path, source: str) -> None:
     source = source.format(port=closed_port())
     result = tick(sensor_instance, source, "a" * 40, tmp_path / "home")
@@ -345,8 +361,16 @@ def small_repo(path: Path) -> Path:
     git(path, "init", "--quiet", "--initial-branch=main")
     for key, value in (("user.name", "t"), ("user.email", "t@example.invalid")):
         git(path, "config", key, value)
-    commit(path, "start", {"platform.yaml": "name: tiny\n", "models/tiny.yaml": TINY_SPEC,
-                           "prompts/p.prompt": "system: hi\n", "evals/e.jsonl": "{}\n"})  # fmt: skip
+    commit(
+        path,
+        "start",
+        {
+            "platform.yaml": "name: tiny\n",
+            "models/tiny.yaml": TINY_SPEC,
+            "prompts/p.prompt": "system: hi\n",
+            "evals/e.jsonl": "{}\n",
+        },
+    )
     return path
 
 

@@ -14,8 +14,13 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 def _in_object(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     """`schema` as the property `name` of a closed object, so its pointer is `/properties/<name>`."""
-    return {"$schema": DRAFT, "type": "object", "properties": {name: schema}, "required": [name],
-            "additionalProperties": False}  # fmt: skip
+    return {
+        "$schema": DRAFT,
+        "type": "object",
+        "properties": {name: schema},
+        "required": [name],
+        "additionalProperties": False,
+    }
 
 
 REJECTED = [
@@ -27,14 +32,18 @@ REJECTED = [
     ("unknown-format", {"type": "string", "format": "iban"}, "format"),
     ("pattern+maxLength", {"type": "string", "pattern": "^[a-z]+$", "maxLength": 8}, "pattern/format"),
     ("format+minLength", {"type": "string", "format": "email", "minLength": 3}, "pattern/format"),
-    ("propertyNames+properties",
-     {"type": "object", "propertyNames": {"pattern": "^a"}, "properties": {"a": {"type": "string"}}},
-     "propertyNames together with properties"),
-    ("patternProperties+properties",
-     {"type": "object", "patternProperties": {"^x": {"type": "string"}}, "properties": {"a": {"type": "string"}}},
-     "patternProperties together with properties"),
+    (
+        "propertyNames+properties",
+        {"type": "object", "propertyNames": {"pattern": "^a"}, "properties": {"a": {"type": "string"}}},
+        "propertyNames together with properties",
+    ),
+    (
+        "patternProperties+properties",
+        {"type": "object", "patternProperties": {"^x": {"type": "string"}}, "properties": {"a": {"type": "string"}}},
+        "patternProperties together with properties",
+    ),
     ("allOf-2", {"allOf": [{"type": "string"}, {"type": "string"}]}, "allOf"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("schema", "word"), [pytest.param(s, w, id=i) for i, s, w in REJECTED])
@@ -104,10 +113,13 @@ def test_an_invalid_json_schema_is_reported(schema: dict[str, Any], where: str) 
 
 
 def test_every_problem_is_reported_not_just_the_first() -> None:
-    schema = {"type": "object", "properties": {
-        "a": {"type": "number", "multipleOf": 2},
-        "b": {"type": "array", "uniqueItems": True},
-    }}  # fmt: skip
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "number", "multipleOf": 2},
+            "b": {"type": "array", "uniqueItems": True},
+        },
+    }
     assert [p.split(":")[0] for p in engine.problems(schema)] == ["/properties/a", "/properties/b"]
 
 

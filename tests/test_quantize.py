@@ -97,14 +97,18 @@ def test_an_avx2_runtime_gets_the_w8a8_fallback_under_the_same_gates(
     config = json.loads((folder / "config.json").read_text())["quantization_config"]
     group = config["config_groups"]["group_0"]
     assert (group["weights"]["num_bits"], group["weights"]["strategy"], group["input_activations"]["dynamic"]) == (
-        8, "channel", True)  # fmt: skip
+        8,
+        "channel",
+        True,
+    )
     assert config["ignore"] == ["lm_head"]
 
     warehouse = Warehouse(tmp_path / "home/warehouse.duckdb")
     _, rows = warehouse.query("SELECT method, scheme, requested_scheme, recipe_ok FROM quantizations")
     assert rows == [("smoothquant", "W8A8", "W4A16", True)]
-    _, rows = warehouse.query("SELECT kernel_library, isa_override, ops->>'cpu_gemm_wna16', chosen_scheme, serves"
-                              " FROM serving_preflights")  # fmt: skip
+    _, rows = warehouse.query(
+        "SELECT kernel_library, isa_override, ops->>'cpu_gemm_wna16', chosen_scheme, serves FROM serving_preflights"
+    )
     assert rows == [("_C_AVX2", "avx2", "false", "W8A8", ["W8A8", "none"])]
 
 
@@ -182,8 +186,12 @@ def test_a_killed_workload_leaves_nothing_a_later_step_could_take(instance, tmp_
     job_file = tmp_path / "job.json"
     job_file.write_text(json.dumps(job))
     output_root = Path(job["output_root"])
-    proc = subprocess.Popen([str(QUANTIZE_PYTHON), "-m", "ai_platform.quantize", str(job_file)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [str(QUANTIZE_PYTHON), "-m", "ai_platform.quantize", str(job_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stderr is not None
     for line in proc.stderr:  # kill it the moment it starts writing its output
         if "writing the compressed checkpoint" in line:
@@ -216,10 +224,20 @@ def test_the_pin_memory_patch_is_still_needed() -> None:
 
 def test_workload_cli_rejects_bad_input_without_a_traceback(tmp_path: Path) -> None:
     job = tmp_path / "job.json"
-    job.write_text(json.dumps({"recipe": {}, "input_dir": str(tmp_path), "output_root": str(tmp_path / "out"),
-                               "input_manifest": str(tmp_path / "missing.json"), "calibration_files": []}))  # fmt: skip
-    proc = subprocess.run([str(QUANTIZE_PYTHON), "-m", "ai_platform.quantize", str(job)], capture_output=True,
-                          text=True, cwd=tmp_path)  # fmt: skip
+    job.write_text(
+        json.dumps(
+            {
+                "recipe": {},
+                "input_dir": str(tmp_path),
+                "output_root": str(tmp_path / "out"),
+                "input_manifest": str(tmp_path / "missing.json"),
+                "calibration_files": [],
+            }
+        )
+    )
+    proc = subprocess.run(
+        [str(QUANTIZE_PYTHON), "-m", "ai_platform.quantize", str(job)], capture_output=True, text=True, cwd=tmp_path
+    )
     # llm-compressor's logger may speak first; the verdict is the last line, and never a traceback
     assert proc.returncode == 1 and proc.stderr.splitlines()[-1].startswith("error: ")
     assert "Traceback" not in proc.stderr and proc.stdout == ""

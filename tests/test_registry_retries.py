@@ -61,8 +61,9 @@ class _Handler(BaseHTTPRequestHandler):
             if k.lower() not in ("content-length", "transfer-encoding", "connection", "content-encoding"):
                 self.send_header(k, v)
         data = b"" if self.command == "HEAD" else answer.content
-        self.send_header("Content-Length", answer.headers.get("Content-Length", "0") if self.command == "HEAD"
-                         else str(len(data)))  # fmt: skip
+        self.send_header(
+            "Content-Length", answer.headers.get("Content-Length", "0") if self.command == "HEAD" else str(len(data))
+        )
         self.end_headers()
         self.wfile.write(data)
 
@@ -102,11 +103,17 @@ def image(demo_model_dir: Path, tmp_path: Path) -> tuple[OciLayout, str]:
     return layout, built.digest
 
 
-def test_each_exchange_that_fails_once_is_tried_again(flaky: Flaky, image: tuple[OciLayout, str],
-                                                     tmp_path: Path) -> None:  # fmt: skip
+def test_each_exchange_that_fails_once_is_tried_again(
+    flaky: Flaky, image: tuple[OciLayout, str], tmp_path: Path
+) -> None:
     layout, digest = image
-    flaky.failures = {("HEAD", "blob"): 1, ("POST", "upload"): 1, ("PUT", "upload"): 2, ("PATCH", "upload"): 1,
-                      ("PUT", "manifest"): 1}  # fmt: skip
+    flaky.failures = {
+        ("HEAD", "blob"): 1,
+        ("POST", "upload"): 1,
+        ("PUT", "upload"): 2,
+        ("PATCH", "upload"): 1,
+        ("PUT", "manifest"): 1,
+    }
     ref = Reference.parse(f"{flaky.host}/retries/{NAME}:v1")
     assert push(layout, "latest", ref, chunk_size=256 * 1024).digest == digest
     assert not any(flaky.failures.values())  # every planned failure happened, and was got over

@@ -18,15 +18,24 @@ from ai_platform.artifacts import ArtifactStore
 from ai_platform.config import load_platform
 from ai_platform.rollout.kubernetes import canary_manifests, candidate_server, render
 
-CRDS = {("keda.sh/v1alpha1", "ScaledObject"), ("monitoring.coreos.com/v1", "PodMonitor"),
-        ("monitoring.coreos.com/v1", "PrometheusRule")}  # fmt: skip
+CRDS = {
+    ("keda.sh/v1alpha1", "ScaledObject"),
+    ("monitoring.coreos.com/v1", "PodMonitor"),
+    ("monitoring.coreos.com/v1", "PrometheusRule"),
+}
 DIGEST = "sha256:" + "ab" * 32
 
 
 def rendered(demo_repo: Path) -> list[dict]:
     platform = load_platform(demo_repo)
-    return render(platform, platform.model(MODEL), f"registry.example.com/ml/{MODEL}@{DIGEST}", "sha256:" + "cd" * 32,
-                  color="green", live="blue")  # fmt: skip
+    return render(
+        platform,
+        platform.model(MODEL),
+        f"registry.example.com/ml/{MODEL}@{DIGEST}",
+        "sha256:" + "cd" * 32,
+        color="green",
+        live="blue",
+    )
 
 
 def test_every_manifest_validates(demo_repo: Path) -> None:
@@ -45,8 +54,12 @@ def test_deployment_serves_the_model_image_on_a_gpu_with_health_probes(demo_repo
     pod = deployment["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     assert container["image"].startswith("vllm/vllm-openai")
-    assert pod["volumes"] == [{"name": "model", "image": {"reference": f"registry.example.com/ml/{MODEL}@{DIGEST}",
-                                                          "pullPolicy": "IfNotPresent"}}]  # fmt: skip
+    assert pod["volumes"] == [
+        {
+            "name": "model",
+            "image": {"reference": f"registry.example.com/ml/{MODEL}@{DIGEST}", "pullPolicy": "IfNotPresent"},
+        }
+    ]
     assert container["args"][container["args"].index("--model") + 1] == f"/model-image/models/{MODEL}"
     assert "--quantization" not in container["args"]  # the checkpoint's own config says how it is quantized
     assert container["resources"]["limits"] == {"nvidia.com/gpu": "1"}
@@ -117,6 +130,10 @@ def test_apply_on_a_live_cluster(demo_repo: Path) -> None:
     for manifest in core:
         manifest["metadata"]["namespace"] = "default"  # one that every cluster has
         resource = api.resources.get(api_version=manifest["apiVersion"], kind=manifest["kind"])
-        resource.server_side_apply(body=manifest, name=manifest["metadata"]["name"],
-                                   namespace=manifest["metadata"].get("namespace"), field_manager="ai-platform-test",
-                                   dry_run="All")  # fmt: skip
+        resource.server_side_apply(
+            body=manifest,
+            name=manifest["metadata"]["name"],
+            namespace=manifest["metadata"].get("namespace"),
+            field_manager="ai-platform-test",
+            dry_run="All",
+        )

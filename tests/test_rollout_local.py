@@ -35,8 +35,15 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not SERVE_PYTHON.is_file(), reason="serve environment missing; `make envs` creates it"),
 ]
-CHAIN = ("model_spec", "raw_weights", "verified_weights", "quantized_weights", "model_image", "compiled_prompts",
-         "prompt_bundle")  # fmt: skip
+CHAIN = (
+    "model_spec",
+    "raw_weights",
+    "verified_weights",
+    "quantized_weights",
+    "model_image",
+    "compiled_prompts",
+    "prompt_bundle",
+)
 
 
 @pytest.fixture
@@ -116,8 +123,9 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     shutil.copytree(source, changed, ignore=shutil.ignore_patterns(".ai-platform"))
     config = json.loads((changed / "generation_config.json").read_text())
     (changed / "generation_config.json").write_text(json.dumps({**config, "ai_platform_note": "second build"}))
-    image_b = image_build.build(local_registry(snap.platform, MODEL), changed, MODEL, created="2026-01-06T00:00:00Z",
-                                mtime=1767657600).digest  # fmt: skip
+    image_b = image_build.build(
+        local_registry(snap.platform, MODEL), changed, MODEL, created="2026-01-06T00:00:00Z", mtime=1767657600
+    ).digest
     with Traffic(gateway, case["vars"]) as traffic:
         time.sleep(2)
         second = local.deploy(snap, image_b, bundle_a, log=print)
@@ -130,8 +138,9 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     # Prompt-only: a new bundle on the same image; the same vLLM process keeps serving.
     documents = bundle.load(local_registry(snap.platform, bundle_repository(MODEL)), bundle_a)
     edited = {**documents["contract_review"], "description": "reviewed by legal, 2026-12"}
-    bundle_c = bundle.build(local_registry(snap.platform, bundle_repository(MODEL)), MODEL,
-                            [CompiledPrompt(edited, "", ())]).digest  # fmt: skip
+    bundle_c = bundle.build(
+        local_registry(snap.platform, bundle_repository(MODEL)), MODEL, [CompiledPrompt(edited, "", ())]
+    ).digest
     pid = second.state.live.pid
     third = local.deploy(snap, image_b, bundle_c, log=print)
     assert third.kind == "prompts" and third.state.live.pid == pid

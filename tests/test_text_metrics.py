@@ -11,8 +11,18 @@ from ai_platform.evaluation.text import seq_rep_n, units
 
 def test_units_split_cjk_per_character_and_other_text_per_word() -> None:
     assert units("第1条 风险，risk-level 高。Hello  world") == [
-        "第", "1", "条", "风", "险", "，", "risk-level", "高", "。", "Hello", "world",
-    ]  # fmt: skip
+        "第",
+        "1",
+        "条",
+        "风",
+        "险",
+        "，",
+        "risk-level",
+        "高",
+        "。",
+        "Hello",
+        "world",
+    ]
     assert units("全角\u3000空格（括号）") == ["全", "角", "空", "格", "（", "括", "号", "）"]
 
 

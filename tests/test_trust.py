@@ -27,18 +27,37 @@ def seed_warehouse(path: Path, n: int, rng: random.Random, shift: float = 0.0) -
     for i in range(n):
         logprob, repetition = rng.gauss(-0.5, 0.3), rng.random() * 0.6
         correct = (logprob + shift) - 1.5 * repetition + rng.gauss(0, 0.15) > -0.9
-        metrics = {"mean_logprob": logprob, "min_logprob": logprob - 1, "seq_rep_4": repetition, "pii": [],
-                   "schema_valid": True, "injection": 0.0, "output_tokens": 40}  # fmt: skip
+        metrics = {
+            "mean_logprob": logprob,
+            "min_logprob": logprob - 1,
+            "seq_rep_4": repetition,
+            "pii": [],
+            "schema_valid": True,
+            "injection": 0.0,
+            "output_tokens": 40,
+        }
         output = json.dumps({"risk_points": [{"point": "p", "level": "高", "basis": "b", "suggestion": "s"}]})
         variables = json.dumps({"input_pdf_text": "合同"})
         generations.append([f"g{i}", "m", "p", "v", variables, output, json.dumps(metrics), "stop", 0.2])
-        labels.append([f"g{i}", "r", "correct" if correct else "missed_risk", "", start + timedelta(minutes=i),
-                       "labels.jsonl", i + 1])  # fmt: skip
+        labels.append(
+            [
+                f"g{i}",
+                "r",
+                "correct" if correct else "missed_risk",
+                "",
+                start + timedelta(minutes=i),
+                "labels.jsonl",
+                i + 1,
+            ]
+        )
     with warehouse.write() as con:
         columns = "generation_id, model, prompt_name, prompt_version, input, output, metrics, finish_reason, latency_s"
         con.executemany(f"INSERT INTO generations ({columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", generations)
-        con.executemany("INSERT INTO feedback_labels (generation_id, reviewer, label, comment, labeled_at,"
-                        " source_file, source_line) VALUES (?, ?, ?, ?, ?, ?, ?)", labels)  # fmt: skip
+        con.executemany(
+            "INSERT INTO feedback_labels (generation_id, reviewer, label, comment, labeled_at,"
+            " source_file, source_line) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            labels,
+        )
     return warehouse
 
 
@@ -98,8 +117,14 @@ def test_too_few_labels_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_features_and_ece() -> None:
-    values = features({"input": "ab", "output": '{"risk_points": [1, 2]}', "finish_reason": "length",
-                       "metrics": json.dumps({"pii": ["email"], "schema_valid": False})})  # fmt: skip
+    values = features(
+        {
+            "input": "ab",
+            "output": '{"risk_points": [1, 2]}',
+            "finish_reason": "length",
+            "metrics": json.dumps({"pii": ["email"], "schema_valid": False}),
+        }
+    )
     assert set(values) == set(FEATURES)
     assert (values["risk_points"], values["pii_count"], values["finish_stop"], values["schema_valid"]) == (2, 1, 0, 0)
     assert values["mean_logprob"] != values["mean_logprob"]  # missing is NaN, not 0

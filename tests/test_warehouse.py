@@ -38,8 +38,11 @@ def test_a_warehouse_migrated_before_a_comment_was_reworded_is_current(tmp_path:
     import hashlib
     import subprocess
 
-    old = subprocess.run(["git", "show", "050ca40:ai_platform/migrations/0001_initial.sql"], capture_output=True,
-                         cwd=Path(__file__).resolve().parent.parent)  # fmt: skip
+    old = subprocess.run(
+        ["git", "show", "050ca40:ai_platform/migrations/0001_initial.sql"],
+        capture_output=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     if old.returncode != 0:
         pytest.skip("not a git checkout with the history of 0001_initial.sql")
     path = tmp_path / "w.duckdb"

@@ -41,13 +41,15 @@ def fake_hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
 
     repo = FakeHub(REPO_ID)
     repo.commit({"model.safetensors": shard(1, ["a.weight", "b.weight"]), "config.json": b'{"v": 1}'})
-    repo.commit({
-        "model-00001-of-00002.safetensors": shard(2, ["a.weight"]),
-        "model-00002-of-00002.safetensors": shard(3, ["b.weight"]),
-        "config.json": b'{"v": 2}',
-        "README.md": b"# not allowed by the default patterns\n",
-        "pytorch_model.bin": b"\x80\x02}q\x00.",  # a pickle: outside the default patterns, never fetched
-    })  # fmt: skip
+    repo.commit(
+        {
+            "model-00001-of-00002.safetensors": shard(2, ["a.weight"]),
+            "model-00002-of-00002.safetensors": shard(3, ["b.weight"]),
+            "config.json": b'{"v": 2}',
+            "README.md": b"# not allowed by the default patterns\n",
+            "pytorch_model.bin": b"\x80\x02}q\x00.",  # a pickle: outside the default patterns, never fetched
+        }
+    )
     with serve(repo):
         monkeypatch.setenv("HF_ENDPOINT", repo.url)
         monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)

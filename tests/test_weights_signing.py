@@ -51,10 +51,12 @@ def model(tmp_path: Path) -> Path:
 def keypair(where: Path, name: str = "signer") -> tuple[Path, Path]:
     key = ec.generate_private_key(ec.SECP256R1())
     private, public = where / f"{name}.key", where / f"{name}.pub"
-    private.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                          serialization.NoEncryption()))  # fmt: skip
-    public.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
-                                                     serialization.PublicFormat.SubjectPublicKeyInfo))  # fmt: skip
+    private.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    public.write_bytes(
+        key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
     return private, public
 
 
@@ -81,8 +83,11 @@ def test_statement_follows_the_v1_layout_field_by_field(model: Path) -> None:
     }
     resources = ours["predicate"]["resources"]
     assert [r["name"] for r in resources] == [
-        "config.json", "model.safetensors", "shards/model-00001.safetensors", "shards.json"
-    ]  # fmt: skip
+        "config.json",
+        "model.safetensors",
+        "shards/model-00001.safetensors",
+        "shards.json",
+    ]
     for r in resources:
         assert set(r) == {"name", "algorithm", "digest"} and r["algorithm"] == "sha256"
         assert r["digest"] == hashlib.sha256((model / r["name"]).read_bytes()).hexdigest()
@@ -169,8 +174,10 @@ def test_verified_weights_stores_the_signing_manifest_and_checks_the_signature(
     (own_demo_repo / "signatures/contract-qwen2.pub").write_bytes(public.read_bytes())
     path = own_demo_repo / f"models/{MODEL}.yaml"
     spec = yaml.safe_load(path.read_text())
-    spec["verification"]["signature"] = {"path": "signatures/contract-qwen2.sig",
-                                         "public_key": "signatures/contract-qwen2.pub"}  # fmt: skip
+    spec["verification"]["signature"] = {
+        "path": "signatures/contract-qwen2.sig",
+        "public_key": "signatures/contract-qwen2.pub",
+    }
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
     git(own_demo_repo, "add", "-A")
     git(own_demo_repo, "commit", "--quiet", "-m", "the weights are signed")

@@ -26,8 +26,10 @@ def model(tmp_path: Path) -> Path:
     folder = tmp_path / "model"
     folder.mkdir()
     rng = np.random.default_rng(0)
-    save_file({"a.weight": rng.standard_normal((64, 32), dtype=np.float32),
-               "a.bias": np.arange(32, dtype=np.int64)}, str(folder / "model-00001-of-00002.safetensors"))  # fmt: skip
+    save_file(
+        {"a.weight": rng.standard_normal((64, 32), dtype=np.float32), "a.bias": np.arange(32, dtype=np.int64)},
+        str(folder / "model-00001-of-00002.safetensors"),
+    )
     save_file(
         {"b.weight": rng.integers(0, 255, (128,), dtype=np.uint8)}, str(folder / "model-00002-of-00002.safetensors")
     )

@@ -33,8 +33,9 @@ class EmbeddedBackend:
             yield live.base_url
             return
         log_path = snap.platform.artifacts_path / "logs" / f"vllm-canary-{image[7:19]}.log"
-        with launch_image(snap.platform, snap.spec, image, log_path=log_path,
-                          on_log=lambda line: log(f"vllm: {line}")) as server:  # fmt: skip
+        with launch_image(
+            snap.platform, snap.spec, image, log_path=log_path, on_log=lambda line: log(f"vllm: {line}")
+        ) as server:
             yield server.base_url
 
     def rollout(self, snap: SpecSnapshot, image: str, bundle: str, log: Log) -> RolloutReport:

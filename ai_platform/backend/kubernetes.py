@@ -26,12 +26,15 @@ class KubernetesBackend:
         return RolloutReport("model", done["color"], image, bundle, done["endpoint"], details)
 
     def rollback(self, snap: SpecSnapshot, log: Log) -> RolloutReport:
-        raise ServingError(f"{snap.spec.name}: rollback on Kubernetes is not built yet; apply the previous image's"
-                           " manifests (`ai-platform rollout render`) to return to it")  # fmt: skip
+        raise ServingError(
+            f"{snap.spec.name}: rollback on Kubernetes is not built yet; apply the previous image's"
+            " manifests (`ai-platform rollout render`) to return to it"
+        )
 
     def stop(self, snap: SpecSnapshot, log: Log) -> None:
-        raise ServingError(f"{snap.spec.name}: stop on Kubernetes is not built yet; scale the model's Deployments"
-                           " to zero with kubectl")  # fmt: skip
+        raise ServingError(
+            f"{snap.spec.name}: stop on Kubernetes is not built yet; scale the model's Deployments to zero with kubectl"
+        )
 
     def idle_color(self, snap: SpecSnapshot) -> str:
         return kubernetes.idle_color(kubernetes.live_rollout(snap.platform, snap.spec.name))

@@ -148,7 +148,7 @@ def eval_cases(seed: int) -> list[dict[str, object]]:
 def calibration_row(example: corpus.Example) -> dict[str, object]:
     """A chat as the model serves it, with the reply: AWQ calibrates on it, the gates score the reply."""
     messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": example.text},
-                {"role": "assistant", "content": answer_text(example)}]  # fmt: skip
+                {"role": "assistant", "content": answer_text(example)}]
     return {"id": example.case_id, "messages": messages}
 
 
@@ -171,9 +171,9 @@ def _label_files(cases: list[dict[str, object]]) -> dict[str, bytes]:
         {"generation_id": f"canary-{case['id']}", "reviewer": "reviewer-b", "label": labels[(i + 2) % len(labels)],
          "comment": "复核", "labeled_at": "2026-01-07T15:30:00Z"}
         for i, case in enumerate(cases[5:12])
-    ]  # fmt: skip
+    ]
     rows.append({"generation_id": "canary-case-0000", "reviewer": "reviewer-b", "label": "looks fine",
-                 "comment": "not a label", "labeled_at": "2026-01-07T15:31:00Z"})  # fmt: skip
+                 "comment": "not a label", "labeled_at": "2026-01-07T15:31:00Z"})
     return {"labels/2026-01-reviewer-a.csv": csv_bytes, "labels/2026-01-reviewer-b.jsonl": _jsonl(rows).encode()}
 
 

@@ -35,7 +35,7 @@ def review(gateway: str, inbox: Path, *, count: int = 160, seed: int = 0, worker
 
     def ask(example: corpus.Example) -> dict[str, Any]:
         reply = httpx.post(f"{gateway}/v1/prompts/contract_review:run",
-                           json={"variables": {"input_pdf_text": example.text}}, timeout=120)  # fmt: skip
+                           json={"variables": {"input_pdf_text": example.text}}, timeout=120)
         answer: dict[str, Any] = reply.json()
         return answer
 
@@ -49,7 +49,7 @@ def review(gateway: str, inbox: Path, *, count: int = 160, seed: int = 0, worker
         expected = {"keywords": [r.keyword for r in example.risks], "levels": [r.level for r in example.risks]}
         rows.append({"generation_id": reply["generation_id"], "reviewer": f"reviewer-{'abc'[i % 3]}",
                      "label": grade(expected, reply.get("output")), "comment": "",
-                     "labeled_at": (start + timedelta(minutes=7 * i)).isoformat()})  # fmt: skip
+                     "labeled_at": (start + timedelta(minutes=7 * i)).isoformat()})
     inbox.mkdir(parents=True, exist_ok=True)
     path = inbox / f"reviewers-demo-{seed}.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")

@@ -70,8 +70,15 @@ class _HttpError(Exception):
         super().__init__(f"HTTP {status}: {text}")
 
 
-async def _case(client: httpx.AsyncClient, gate: asyncio.Semaphore, url: str, case_id: str, body: dict[str, Any],
-                timeout_s: float, retries: int) -> Reply:  # fmt: skip
+async def _case(
+    client: httpx.AsyncClient,
+    gate: asyncio.Semaphore,
+    url: str,
+    case_id: str,
+    body: dict[str, Any],
+    timeout_s: float,
+    retries: int,
+) -> Reply:
     async with gate:
         for attempt in range(retries + 1):
             reply = Reply(case_id, attempts=attempt + 1)
@@ -89,8 +96,9 @@ async def _case(client: httpx.AsyncClient, gate: asyncio.Semaphore, url: str, ca
         return reply
 
 
-async def _run(base_url: str, cases: list[tuple[str, dict[str, Any]]], concurrency: int, timeout_s: float,
-               retries: int) -> list[Reply]:  # fmt: skip
+async def _run(
+    base_url: str, cases: list[tuple[str, dict[str, Any]]], concurrency: int, timeout_s: float, retries: int
+) -> list[Reply]:
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s), limits=limits) as client:
         gate = asyncio.Semaphore(concurrency)
@@ -103,8 +111,9 @@ def streamed(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "stream": True, "stream_options": {"include_usage": True}, "logprobs": True}
 
 
-def run_cases(base_url: str, cases: list[tuple[str, dict[str, Any]]], *, concurrency: int, timeout_s: float,
-              retries: int) -> list[Reply]:  # fmt: skip
+def run_cases(
+    base_url: str, cases: list[tuple[str, dict[str, Any]]], *, concurrency: int, timeout_s: float, retries: int
+) -> list[Reply]:
     """Send every (case id, request body), at most `concurrency` at a time; replies in case order."""
     bodies = [(cid, streamed(b)) for cid, b in cases]
     return asyncio.run(_run(base_url, bodies, concurrency, timeout_s, retries))

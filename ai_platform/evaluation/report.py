@@ -21,8 +21,9 @@ def comparison(candidate: dict[str, float], champion: dict[str, float] | None, v
     for metric in METRICS:
         verdict = verdicts.get(metric)
         gate = "—" if verdict is None else ("pass" if verdict.passed else "**FAIL**")
-        lines.append(f"| {metric} | {_fmt(candidate.get(metric))} | "
-                     f"{_fmt(champion.get(metric)) if champion else '—'} | {gate} |")  # fmt: skip
+        lines.append(
+            f"| {metric} | {_fmt(candidate.get(metric))} | {_fmt(champion.get(metric)) if champion else '—'} | {gate} |"
+        )
     return "\n".join(lines)
 
 
@@ -57,10 +58,18 @@ def latency_svg(latencies: list[float], bins: int = 24, width: int = 480, height
     rects = []
     for i, count in enumerate(counts):
         h = (height - 2 * pad) * count / top
-        rects.append(f'<rect x="{30 + i * bar_w:.1f}" y="{height - pad - h:.1f}" width="{bar_w - 1:.1f}" '
-                     f'height="{h:.1f}" fill="#4f6bed"><title>{count}</title></rect>')  # fmt: skip
-    labels = (f'<text x="30" y="{height - 4}" font-size="10">{low:.2f}s</text>'
-              f'<text x="{width - 60}" y="{height - 4}" font-size="10">{low + bins * step:.2f}s</text>')  # fmt: skip
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">'
-            f'<text x="30" y="12" font-size="11">latency per request (n={len(latencies)})</text>'
-            + "".join(rects) + labels + "</svg>")  # fmt: skip
+        rects.append(
+            f'<rect x="{30 + i * bar_w:.1f}" y="{height - pad - h:.1f}" width="{bar_w - 1:.1f}" '
+            f'height="{h:.1f}" fill="#4f6bed"><title>{count}</title></rect>'
+        )
+    labels = (
+        f'<text x="30" y="{height - 4}" font-size="10">{low:.2f}s</text>'
+        f'<text x="{width - 60}" y="{height - 4}" font-size="10">{low + bins * step:.2f}s</text>'
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">'
+        f'<text x="30" y="12" font-size="11">latency per request (n={len(latencies)})</text>'
+        + "".join(rects)
+        + labels
+        + "</svg>"
+    )

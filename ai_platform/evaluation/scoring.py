@@ -23,9 +23,21 @@ from ai_platform.evaluation.text import seq_rep_n
 from ai_platform.prompts.render import check_reply
 
 # The metrics a gate may name; the unit and direction are in each gate's bound.
-METRICS = ("schema_valid_rate", "finish_stop_rate", "error_rate", "seq_rep_4", "coherence", "pii_count",
-           "injection_max", "task_recall", "latency_p50_s", "latency_p95_s", "latency_p99_s", "ttft_p50_s",
-           "output_tokens_per_s")  # fmt: skip
+METRICS = (
+    "schema_valid_rate",
+    "finish_stop_rate",
+    "error_rate",
+    "seq_rep_4",
+    "coherence",
+    "pii_count",
+    "injection_max",
+    "task_recall",
+    "latency_p50_s",
+    "latency_p95_s",
+    "latency_p99_s",
+    "ttft_p50_s",
+    "output_tokens_per_s",
+)
 
 
 @dataclass
@@ -50,37 +62,66 @@ class CaseScore:
         return {k: v for k, v in asdict(self).items() if k not in ("case_id",)}
 
 
-def score(cases: list[dict[str, Any]], inputs: list[str], replies: list[Reply], schema: dict[str, Any] | None,
-          injection: Callable[[str], float] = injection_score,
-          cosines: list[float] | None = None) -> list[CaseScore]:  # fmt: skip
+def score(
+    cases: list[dict[str, Any]],
+    inputs: list[str],
+    replies: list[Reply],
+    schema: dict[str, Any] | None,
+    injection: Callable[[str], float] = injection_score,
+    cosines: list[float] | None = None,
+) -> list[CaseScore]:
     """`injection` scores inputs: the offline rules unless the spec names a classifier model."""
     cosines = cosines if cosines is not None else coherence(inputs, [r.content for r in replies])
     scores = []
     for case, text, reply, cosine in zip(cases, inputs, replies, cosines, strict=True):
         valid, answer = check_reply(reply.content, schema) if reply.error is None else (False, None)
-        scores.append(CaseScore(
-            case_id=case["id"], schema_valid=valid, finish_reason=reply.finish_reason,
-            seq_rep_4=seq_rep_n(reply.content, 4), coherence=cosine,
-            pii=[f"{f.kind}" for f in find_pii(reply.content)], injection=injection(text),
-            task_recall=task_recall(case.get("expected") or {}, answer), latency_s=reply.latency_s,
-            ttft_s=reply.ttft_s, output_tokens=reply.output_tokens, mean_logprob=reply.mean_logprob,
-            min_logprob=min(reply.logprobs) if reply.logprobs else None,
-            attempts=reply.attempts, error=reply.error,
-        ))  # fmt: skip
+        scores.append(
+            CaseScore(
+                case_id=case["id"],
+                schema_valid=valid,
+                finish_reason=reply.finish_reason,
+                seq_rep_4=seq_rep_n(reply.content, 4),
+                coherence=cosine,
+                pii=[f"{f.kind}" for f in find_pii(reply.content)],
+                injection=injection(text),
+                task_recall=task_recall(case.get("expected") or {}, answer),
+                latency_s=reply.latency_s,
+                ttft_s=reply.ttft_s,
+                output_tokens=reply.output_tokens,
+                mean_logprob=reply.mean_logprob,
+                min_logprob=min(reply.logprobs) if reply.logprobs else None,
+                attempts=reply.attempts,
+                error=reply.error,
+            )
+        )
     return scores
 
 
 Scored = tuple[list[Reply], list[CaseScore]]
 
 
-def run_and_score(base_url: str, cases: list[dict[str, Any]], inputs: list[str], bodies: list[dict[str, Any]],
-                  schema: dict[str, Any] | None, *, concurrency: int, timeout_s: float, retries: int,
-                  injection: Callable[[str], float] = injection_score,
-                  embedding_cache: Path | None = None) -> Scored:  # fmt: skip
+def run_and_score(
+    base_url: str,
+    cases: list[dict[str, Any]],
+    inputs: list[str],
+    bodies: list[dict[str, Any]],
+    schema: dict[str, Any] | None,
+    *,
+    concurrency: int,
+    timeout_s: float,
+    retries: int,
+    injection: Callable[[str], float] = injection_score,
+    embedding_cache: Path | None = None,
+) -> Scored:
     """Send every case and score it; the inputs' embeddings for coherence come from `embedding_cache`
     when this eval set was embedded before."""
-    replies = run_cases(base_url, [(c["id"], b) for c, b in zip(cases, bodies, strict=True)],
-                        concurrency=concurrency, timeout_s=timeout_s, retries=retries)  # fmt: skip
+    replies = run_cases(
+        base_url,
+        [(c["id"], b) for c, b in zip(cases, bodies, strict=True)],
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+        retries=retries,
+    )
     cosines = coherence(inputs, [r.content for r in replies], embedding_cache)
     return replies, score(cases, inputs, replies, schema, injection, cosines=cosines)
 

@@ -123,14 +123,34 @@ def evaluate(snap: SpecSnapshot, base_url: str, role: str, image_digest: str, bu
     inputs = [_input_text(document, c) for c in cases]
     bodies = [body for _, body in requests(snap, document, cases)]
     started = datetime.now(UTC)
-    replies, scores = run_and_score(base_url, cases, inputs, bodies, document["output_schema"],
-                                    concurrency=canary.concurrency, timeout_s=canary.timeout_s,
-                                    retries=canary.retries, injection=injection,
-                                    embedding_cache=platform.artifacts_path / "embeddings")  # fmt: skip
+    replies, scores = run_and_score(
+        base_url,
+        cases,
+        inputs,
+        bodies,
+        document["output_schema"],
+        concurrency=canary.concurrency,
+        timeout_s=canary.timeout_s,
+        retries=canary.retries,
+        injection=injection,
+        embedding_cache=platform.artifacts_path / "embeddings",
+    )
     finished = datetime.now(UTC)
     version = ArtifactStore(platform.artifacts_path).put_json(document)  # its digest is the prompt's version
-    return EvalRun(uuid.uuid4().hex, role, image_digest, bundle_digest, cases, document["name"], version, scores,
-                   [r.content for r in replies], aggregate(scores), started, finished)  # fmt: skip
+    return EvalRun(
+        uuid.uuid4().hex,
+        role,
+        image_digest,
+        bundle_digest,
+        cases,
+        document["name"],
+        version,
+        scores,
+        [r.content for r in replies],
+        aggregate(scores),
+        started,
+        finished,
+    )
 
 
 def live_champion(warehouse: Warehouse, model: str, target: str) -> tuple[str, str] | None:
@@ -143,8 +163,15 @@ def live_champion(warehouse: Warehouse, model: str, target: str) -> tuple[str, s
     return (rows[0][0], rows[0][1]) if rows and rows[0][1] else None
 
 
-def run_canary(snap: SpecSnapshot, warehouse: Warehouse, model_image: ModelImage, bundle: PromptBundle, *,
-               serve: Serve, target: str) -> CanaryResult:  # fmt: skip
+def run_canary(
+    snap: SpecSnapshot,
+    warehouse: Warehouse,
+    model_image: ModelImage,
+    bundle: PromptBundle,
+    *,
+    serve: Serve,
+    target: str,
+) -> CanaryResult:
     """The candidate (and the live champion on `target`, if any) against the eval set, judged by the gates."""
     image, prompts = model_image.digest, bundle.digest
     live = live_champion(warehouse, snap.spec.name, target)
@@ -170,28 +197,73 @@ def record(warehouse: Warehouse, snap: SpecSnapshot, result: CanaryResult, *, ta
     with warehouse.write() as con:
         if not result.passed:  # the incumbent stays live; the deployments log says which candidate and why
             failed = "; ".join(v.detail for v in result.verdicts.values() if not v.passed)
-            con.execute("INSERT INTO deployments (deployment_id, model, target, color, image_digest, bundle_digest,"
-                        " status, reason, ended_at) VALUES (?, ?, ?, ?, ?, ?, 'rejected', ?, now())",
-                        [uuid.uuid4().hex, snap.spec.name, target, idle_color,
-                         result.candidate.image_digest, result.candidate.bundle_digest,
-                         f"canary gates failed: {failed}"])  # fmt: skip
+            con.execute(
+                "INSERT INTO deployments (deployment_id, model, target, color, image_digest, bundle_digest,"
+                " status, reason, ended_at) VALUES (?, ?, ?, ?, ?, ?, 'rejected', ?, now())",
+                [
+                    uuid.uuid4().hex,
+                    snap.spec.name,
+                    target,
+                    idle_color,
+                    result.candidate.image_digest,
+                    result.candidate.bundle_digest,
+                    f"canary gates failed: {failed}",
+                ],
+            )
         for run in runs:
-            con.execute("INSERT INTO eval_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [run.run_id, snap.spec.name, run.role, run.image_digest, run.bundle_digest, eval_set,
-                         json.dumps(run.metrics), run.passed, run.started_at, run.finished_at])  # fmt: skip
-            con.executemany("INSERT INTO eval_cases VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
-                [run.run_id, s.case_id, run.prompt_version, json.dumps(c["vars"], ensure_ascii=False), out,
-                 s.schema_valid, s.finish_reason, s.latency_s, json.dumps(s.metrics(), ensure_ascii=False)]
-                for c, s, out in zip(run.cases, run.scores, run.outputs, strict=True)])  # fmt: skip
+            con.execute(
+                "INSERT INTO eval_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    run.run_id,
+                    snap.spec.name,
+                    run.role,
+                    run.image_digest,
+                    run.bundle_digest,
+                    eval_set,
+                    json.dumps(run.metrics),
+                    run.passed,
+                    run.started_at,
+                    run.finished_at,
+                ],
+            )
+            con.executemany(
+                "INSERT INTO eval_cases VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    [
+                        run.run_id,
+                        s.case_id,
+                        run.prompt_version,
+                        json.dumps(c["vars"], ensure_ascii=False),
+                        out,
+                        s.schema_valid,
+                        s.finish_reason,
+                        s.latency_s,
+                        json.dumps(s.metrics(), ensure_ascii=False),
+                    ]
+                    for c, s, out in zip(run.cases, run.scores, run.outputs, strict=True)
+                ],
+            )
         # Until the gateway logs real traffic, the candidate's canary replies are the generations
         # reviewers label (`canary-<case id>`, as the demo's label files name them).
         run = result.candidate
         ids = [f"canary-{s.case_id}" for s in run.scores]
         rows = [
-            [gid, snap.spec.name, run.prompt_name, run.prompt_version, run.image_digest, "canary",
-             json.dumps(c["vars"], ensure_ascii=False), out, json.dumps(s.metrics(), ensure_ascii=False),
-             s.finish_reason, s.latency_s, None, None]
+            [
+                gid,
+                snap.spec.name,
+                run.prompt_name,
+                run.prompt_version,
+                run.image_digest,
+                "canary",
+                json.dumps(c["vars"], ensure_ascii=False),
+                out,
+                json.dumps(s.metrics(), ensure_ascii=False),
+                s.finish_reason,
+                s.latency_s,
+                None,
+                None,
+            ]
             for gid, c, s, out in zip(ids, run.cases, run.scores, run.outputs, strict=True)
-        ]  # fmt: skip
+        ]
         con.execute("DELETE FROM generations WHERE generation_id IN (SELECT unnest(?))", [ids])
         insert_generations(con, rows)

@@ -77,9 +77,19 @@ def ingest_file(path: Path, warehouse: Warehouse, *, exact_csv: bool = False) ->
         con.execute(
             "INSERT INTO feedback_files (sha256, source_file, format, encoding, reader, size_bytes,"
             " rows_in, accepted, quarantined, duplicates) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [file.sha256, source, file.format, file.encoding, staging.reader, len(file.data),
-             counts.rows_in, counts.accepted, counts.quarantined, counts.duplicates],
-        )  # fmt: skip
+            [
+                file.sha256,
+                source,
+                file.format,
+                file.encoding,
+                staging.reader,
+                len(file.data),
+                counts.rows_in,
+                counts.accepted,
+                counts.quarantined,
+                counts.duplicates,
+            ],
+        )
     return FileReport(
         file=str(path),
         sha256=file.sha256,
@@ -99,6 +109,13 @@ def _seen(con: duckdb.DuckDBPyConnection, path: Path, sha256: str) -> FileReport
         return None
     fmt, reader, rows_in = row
     return FileReport(
-        file=str(path), sha256=sha256, format=fmt, rows_in=rows_in, accepted=0, quarantined=0,
-        duplicates=rows_in, reader=reader, already_ingested=True,
-    )  # fmt: skip
+        file=str(path),
+        sha256=sha256,
+        format=fmt,
+        rows_in=rows_in,
+        accepted=0,
+        quarantined=0,
+        duplicates=rows_in,
+        reader=reader,
+        already_ingested=True,
+    )

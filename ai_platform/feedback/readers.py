@@ -52,9 +52,15 @@ STAGE_SCHEMA = pa.schema(
 # What they hand on: checks.row_checks over the above. `reason` NULL: a good row (so far);
 # `k`, the hash of its key, is read only for good rows.
 CHECKED_SCHEMA = pa.schema(
-    [("line", pa.int64()), *[(name, pa.string()) for name in FIELDS if name != "labeled_at"],
-     ("labeled_at", pa.timestamp("us", tz="UTC")), ("k", pa.uint64()), ("reason", pa.string()), ("raw", pa.string())]
-)  # fmt: skip
+    [
+        ("line", pa.int64()),
+        *[(name, pa.string()) for name in FIELDS if name != "labeled_at"],
+        ("labeled_at", pa.timestamp("us", tz="UTC")),
+        ("k", pa.uint64()),
+        ("reason", pa.string()),
+        ("raw", pa.string()),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -271,8 +277,9 @@ def _reconcile(file: LabelFile, layout: Layout, names: list[str], parsed: _Parse
         return None
     first = table.slice(0, 1).to_pylist()[0]  # row 0 must be the header, as checked values
     header = _unquote(_chunk(file, layout, 0))
-    if [first[f] for f in ("generation_id", "reviewer")] != [header[names.index(f)].strip() or None
-                                                            for f in ("generation_id", "reviewer")]:  # fmt: skip
+    if [first[f] for f in ("generation_id", "reviewer")] != [
+        header[names.index(f)].strip() or None for f in ("generation_id", "reviewer")
+    ]:
         return None
 
     rows = table.slice(1)

@@ -167,22 +167,26 @@ def build(
         "architecture": PLATFORM[1],
         "os": PLATFORM[0],
         "config": runtime,
-        "rootfs": {"type": "layers",
-                   "diff_ids": [*(base.diff_ids if base else []), *(d.digest for _, d, _ in layers)]},
+        "rootfs": {"type": "layers", "diff_ids": [*(base.diff_ids if base else []), *(d.digest for _, d, _ in layers)]},
         "history": history,
-    }  # fmt: skip
+    }
     config_blob = layout.put_blob(canonical_json(config), CONFIG)
     manifest = {
         "schemaVersion": 2,
         "mediaType": MANIFEST,
         "config": config_blob.to_json(),
-        "layers": [*(d.to_json() for d in base_layers),
-                   *(Descriptor(LAYER, d.digest, d.size, {TITLE: title}).to_json() for title, d, _ in layers)],
+        "layers": [
+            *(d.to_json() for d in base_layers),
+            *(Descriptor(LAYER, d.digest, d.size, {TITLE: title}).to_json() for title, d, _ in layers),
+        ],
         "annotations": dict(sorted(notes.items())),
-    }  # fmt: skip
+    }
     short = sha256_hex(canonical_json(manifest))[:16]
     descriptor = layout.put_manifest(manifest, tags=[*(tags or []), f"sha-{short}"])
-    summary = [{"title": f"base {base.name}", "digest": d.digest, "size": d.size, "reused": True}
-               for d in base_layers] if base else []  # fmt: skip
+    summary = (
+        [{"title": f"base {base.name}", "digest": d.digest, "size": d.size, "reused": True} for d in base_layers]
+        if base
+        else []
+    )
     summary += [{"title": t, "digest": d.digest, "size": d.size, "reused": r} for t, d, r in layers]
     return Built(descriptor, manifest, summary, layout.bytes_written - start)

@@ -78,8 +78,11 @@ class Reference:
         return self.digest or self.tag or "latest"
 
     def __str__(self) -> str:
-        return f"{self.host}/{self.repository}" + (f":{self.tag}" if self.tag else "") + (
-            f"@{self.digest}" if self.digest else "")  # fmt: skip
+        return (
+            f"{self.host}/{self.repository}"
+            + (f":{self.tag}" if self.tag else "")
+            + (f"@{self.digest}" if self.digest else "")
+        )
 
 
 def _is_loopback(host: str) -> bool:
@@ -181,8 +184,10 @@ class RegistryClient:
             offset = 0
             with path.open("rb") as f:
                 while chunk := f.read(chunk_size):
-                    headers = {"Content-Type": "application/octet-stream",
-                               "Content-Range": f"{offset}-{offset + len(chunk) - 1}"}  # fmt: skip
+                    headers = {
+                        "Content-Type": "application/octet-stream",
+                        "Content-Range": f"{offset}-{offset + len(chunk) - 1}",
+                    }
                     done = self.request("PATCH", location, expect=(202,), content=chunk, headers=headers)
                     location = urljoin(str(done.url), done.headers["Location"])
                     offset += len(chunk)
@@ -255,8 +260,15 @@ def _source(layout: OciLayout, tag: str | None) -> Descriptor:
     raise ImageError(f"{layout.root}: name a tag to push (LAYOUT:TAG)")
 
 
-def push(layout: OciLayout, tag: str | None, dest: Reference, *, insecure: bool = False,
-         chunk_size: int | None = None, workers: int = 4) -> Transfer:  # fmt: skip
+def push(
+    layout: OciLayout,
+    tag: str | None,
+    dest: Reference,
+    *,
+    insecure: bool = False,
+    chunk_size: int | None = None,
+    workers: int = 4,
+) -> Transfer:
     """Send the tagged image's blobs the registry lacks, then its manifest as is."""
     source = _source(layout, tag)
     manifest_bytes = layout.read_blob(source.digest)
@@ -287,10 +299,15 @@ def push(layout: OciLayout, tag: str | None, dest: Reference, *, insecure: bool 
                     result.blobs_skipped += 1
                     result.skipped.append(blob.digest)
         answer = client.retrying(
-            lambda: client.request("PUT", f"/v2/{dest.repository}/manifests/{dest.target}", expect=(201,),
-                                   content=manifest_bytes, headers={"Content-Type": source.media_type}),
+            lambda: client.request(
+                "PUT",
+                f"/v2/{dest.repository}/manifests/{dest.target}",
+                expect=(201,),
+                content=manifest_bytes,
+                headers={"Content-Type": source.media_type},
+            ),
             f"PUT manifest {dest}",
-        )  # fmt: skip
+        )
         echoed = answer.headers.get("Docker-Content-Digest")
         if echoed and echoed != source.digest:
             raise ImageError(f"the registry stored the manifest as {echoed}, not {source.digest}")
@@ -299,8 +316,14 @@ def push(layout: OciLayout, tag: str | None, dest: Reference, *, insecure: bool 
     return result
 
 
-def pull(ref: Reference, layout: OciLayout, tag: str | None = None, *, insecure: bool = False,
-         platform: tuple[str, str] | None = None) -> Transfer:  # fmt: skip
+def pull(
+    ref: Reference,
+    layout: OciLayout,
+    tag: str | None = None,
+    *,
+    insecure: bool = False,
+    platform: tuple[str, str] | None = None,
+) -> Transfer:
     """Fetch a manifest and its blobs into a layout, every byte held to its digest.
 
     An image index (multi-platform) is refused unless `platform` (os, architecture)
@@ -333,10 +356,11 @@ def pull(ref: Reference, layout: OciLayout, tag: str | None = None, *, insecure:
 
 def _manifest(client: RegistryClient, ref: Reference) -> tuple[bytes, str]:
     got = client.retrying(
-        lambda: client.request("GET", f"/v2/{ref.repository}/manifests/{ref.target}", expect=(200,),
-                               headers={"Accept": ACCEPT}),
+        lambda: client.request(
+            "GET", f"/v2/{ref.repository}/manifests/{ref.target}", expect=(200,), headers={"Accept": ACCEPT}
+        ),
         f"GET manifest {ref}",
-    )  # fmt: skip
+    )
     body = got.content
     digest = f"sha256:{hashlib.sha256(body).hexdigest()}"
     if digest != (ref.digest or got.headers.get("Docker-Content-Digest", digest)):
@@ -349,6 +373,8 @@ def _platform_manifest(ref: Reference, index: dict[str, Any], platform: tuple[st
         found = entry.get("platform") or {}
         if (found.get("os"), found.get("architecture")) == platform:
             return str(entry["digest"])
-    offered = sorted(f"{(e.get('platform') or {}).get('os')}/{(e.get('platform') or {}).get('architecture')}"
-                     for e in index.get("manifests", []))  # fmt: skip
+    offered = sorted(
+        f"{(e.get('platform') or {}).get('os')}/{(e.get('platform') or {}).get('architecture')}"
+        for e in index.get("manifests", [])
+    )
     raise ImageError(f"{ref}: the index has no {platform[0]}/{platform[1]} manifest (it has {', '.join(offered)})")

@@ -82,9 +82,18 @@ def build_model_image(snap: SpecSnapshot, quantized: QuantizedWeights, raw: RawW
 
 def record(warehouse: Warehouse, snap: SpecSnapshot, image: BuiltImage) -> None:
     size = image.built.descriptor.size + sum(layer["size"] for layer in image.built.manifest["layers"])
-    row = [image.built.digest, snap.spec.name, image.ref, image.weights_digest, size,
-           canonical_json(image.built.manifest.get("annotations", {})).decode()]  # fmt: skip
+    row = [
+        image.built.digest,
+        snap.spec.name,
+        image.ref,
+        image.weights_digest,
+        size,
+        canonical_json(image.built.manifest.get("annotations", {})).decode(),
+    ]
     with warehouse.write() as con:
         con.execute("DELETE FROM images WHERE digest = ?", [image.built.digest])
-        con.execute("INSERT INTO images (digest, model, ref, weights_digest, size_bytes, annotations)"
-                    " VALUES (?, ?, ?, ?, ?, ?)", row)  # fmt: skip
+        con.execute(
+            "INSERT INTO images (digest, model, ref, weights_digest, size_bytes, annotations)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            row,
+        )

@@ -17,9 +17,23 @@ from ai_platform.artifacts import canonical_json
 
 # xgrammar's json_schema_converter.cc knows these string formats; vLLM rejects the rest.
 STRING_FORMATS = frozenset(
-    {"email", "date", "time", "date-time", "duration", "ipv4", "ipv6", "hostname", "uuid", "uri",
-     "uri-reference", "uri-template", "json-pointer", "relative-json-pointer"}
-)  # fmt: skip
+    {
+        "email",
+        "date",
+        "time",
+        "date-time",
+        "duration",
+        "ipv4",
+        "ipv6",
+        "hostname",
+        "uuid",
+        "uri",
+        "uri-reference",
+        "uri-template",
+        "json-pointer",
+        "relative-json-pointer",
+    }
+)
 
 
 def _types(schema: dict[str, Any]) -> set[str]:

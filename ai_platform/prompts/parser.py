@@ -93,8 +93,15 @@ def _value(src: Source, key: str, key_at: int, i: int) -> tuple[Entry, int]:
         value, end = reader.string(i)
         offsets = reader.string_offsets(i)
         positions.values[()] = i  # a string schema (`output_schema: "strng"`) points at itself
-        return Entry(key, key_at, value, i, template=value, positions=positions,
-                     char_offset=lambda k: offsets[k] if k < len(offsets) else i), end  # fmt: skip
+        return Entry(
+            key,
+            key_at,
+            value,
+            i,
+            template=value,
+            positions=positions,
+            char_offset=lambda k: offsets[k] if k < len(offsets) else i,
+        ), end
     if text[i] in "{[-0123456789tfn":
         if text.startswith("null", i):
             raise src.error(PromptSyntaxError, i, f"null is not a value for '{key}'")

@@ -66,8 +66,17 @@ def compile_model_prompts(snap: SpecSnapshot) -> PromptSet:
 
 
 def record_versions(warehouse: Warehouse, snap: SpecSnapshot, prompts: PromptSet) -> None:
-    rows = [[p.version, p.name, p.document["source"]["path"], p.document["source"]["sha256"], snap.commit.sha,
-             canonical_json(p.document).decode("utf-8")] for p in prompts.prompts]  # fmt: skip
+    rows = [
+        [
+            p.version,
+            p.name,
+            p.document["source"]["path"],
+            p.document["source"]["sha256"],
+            snap.commit.sha,
+            canonical_json(p.document).decode("utf-8"),
+        ]
+        for p in prompts.prompts
+    ]
     with warehouse.write() as con:
         con.executemany(
             "INSERT INTO prompt_versions (version, name, source_path, source_sha256, repo_commit, compiled)"

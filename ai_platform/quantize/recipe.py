@@ -26,25 +26,38 @@ def from_spec(quantization: Any, scheme: str | None = None) -> dict[str, Any]:
         "scheme": scheme,
         "targets": ["Linear"],
         "ignore": list(quantization.ignore),
-        "calibration": {"samples": calibration.samples, "max_seq_len": calibration.max_seq_len,
-                        "holdout_fraction": calibration.holdout_fraction},
-    }  # fmt: skip
+        "calibration": {
+            "samples": calibration.samples,
+            "max_seq_len": calibration.max_seq_len,
+            "holdout_fraction": calibration.holdout_fraction,
+        },
+    }
     if scheme == "W8A8":
         return {
             "method": "smoothquant",
             **common,
             "weights": {"num_bits": 8, "type": "int", "symmetric": True, "strategy": "channel"},
-            "input_activations": {"num_bits": 8, "type": "int", "symmetric": True, "strategy": "token",
-                                  "dynamic": True},
+            "input_activations": {
+                "num_bits": 8,
+                "type": "int",
+                "symmetric": True,
+                "strategy": "token",
+                "dynamic": True,
+            },
             "smoothquant": {"smoothing_strength": 0.8},
-        }  # fmt: skip
+        }
     return {
         "method": quantization.method,
         **common,
-        "weights": {"num_bits": int(scheme[1]), "type": "int", "symmetric": quantization.symmetric,
-                    "strategy": "group", "group_size": quantization.group_size},
+        "weights": {
+            "num_bits": int(scheme[1]),
+            "type": "int",
+            "symmetric": quantization.symmetric,
+            "strategy": "group",
+            "group_size": quantization.group_size,
+        },
         "awq": {"duo_scaling": "both"},
-    }  # fmt: skip
+    }
 
 
 def describe(recipe: dict[str, Any]) -> str:

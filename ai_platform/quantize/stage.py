@@ -41,21 +41,29 @@ class SchemeChoice:
 def choose_scheme(q: Quantization, runtime: Runtime | None, spec_file: str) -> SchemeChoice:
     """The spec's scheme if the runtime serves it, else the first of `fallback` it serves, else an error."""
     if runtime is None:
-        return SchemeChoice(q.scheme, q.scheme, f"{q.scheme}: as the spec asks (the target runtime is not "
-                            "probed from here)", None)  # fmt: skip
+        return SchemeChoice(
+            q.scheme, q.scheme, f"{q.scheme}: as the spec asks (the target runtime is not probed from here)", None
+        )
     why = runtime.missing(q.scheme)
     if why is None:
-        return SchemeChoice(q.scheme, q.scheme, f"{title(q.scheme)}: as the spec asks; {runtime.describe()} serves it",
-                            runtime)  # fmt: skip
+        return SchemeChoice(
+            q.scheme, q.scheme, f"{title(q.scheme)}: as the spec asks; {runtime.describe()} serves it", runtime
+        )
     for scheme in q.fallback:
         if runtime.missing(scheme) is None:
-            return SchemeChoice(q.scheme, scheme, f"{title(scheme)}: {why}, and the spec's fallback allows "
-                                f"{scheme}", runtime)  # fmt: skip
+            return SchemeChoice(
+                q.scheme, scheme, f"{title(scheme)}: {why}, and the spec's fallback allows {scheme}", runtime
+            )
     served = runtime.serves(quantized_only=True) or ["none (unquantized)"]
-    rule = (f"none of its fallback {q.fallback} is served either" if q.fallback
-            else "the spec allows no fallback (quantization.fallback is empty)")  # fmt: skip
-    raise QuantizationError(f"{spec_file}: quantization.scheme {q.scheme} cannot be served here: {why}; {rule}. "
-                            f"This runtime ({runtime.describe()}) serves {', '.join(served)}.")  # fmt: skip
+    rule = (
+        f"none of its fallback {q.fallback} is served either"
+        if q.fallback
+        else "the spec allows no fallback (quantization.fallback is empty)"
+    )
+    raise QuantizationError(
+        f"{spec_file}: quantization.scheme {q.scheme} cannot be served here: {why}; {rule}. "
+        f"This runtime ({runtime.describe()}) serves {', '.join(served)}."
+    )
 
 
 def preflight(snap: SpecSnapshot, runtime: Runtime | None) -> SchemeChoice:
@@ -67,14 +75,27 @@ def record_preflight(warehouse: Warehouse, snap: SpecSnapshot, choice: SchemeCho
     r = choice.runtime
     serves = r.serves() if r else None
     with warehouse.write() as con:
-        con.execute("INSERT INTO serving_preflights (preflight_id, model, stage, target, device, vllm_version,"
-                    " kernel_library, cpu_flags, isa_override, compute_capability, ops, serves, requested_scheme,"
-                    " chosen_scheme, reason) VALUES (?, ?, 'quantized_weights', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [uuid.uuid4().hex, snap.spec.name, target,
-                     r.device if r else None, r.vllm if r else None, r.kernel_library if r else None,
-                     list(r.cpu_flags) if r else None, r.isa_override if r else None,
-                     r.compute_capability if r else None, json.dumps(r.ops) if r else None, serves,
-                     choice.requested, choice.scheme, choice.reason])  # fmt: skip
+        con.execute(
+            "INSERT INTO serving_preflights (preflight_id, model, stage, target, device, vllm_version,"
+            " kernel_library, cpu_flags, isa_override, compute_capability, ops, serves, requested_scheme,"
+            " chosen_scheme, reason) VALUES (?, ?, 'quantized_weights', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                uuid.uuid4().hex,
+                snap.spec.name,
+                target,
+                r.device if r else None,
+                r.vllm if r else None,
+                r.kernel_library if r else None,
+                list(r.cpu_flags) if r else None,
+                r.isa_override if r else None,
+                r.compute_capability if r else None,
+                json.dumps(r.ops) if r else None,
+                serves,
+                choice.requested,
+                choice.scheme,
+                choice.reason,
+            ],
+        )
 
 
 @dataclass(frozen=True)
@@ -103,20 +124,31 @@ def job_for(snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice)
     q = snap.spec.quantization
     files = calibration.files(snap.platform.file(q.calibration.path))
     calibration.split(calibration.load(files), q.calibration.holdout_fraction, q.calibration.samples)  # fail here
-    return {"input_dir": verified.folder, "input_manifest": str(store.blob_path(verified.digest)),
-            "output_root": str(snap.platform.artifacts_path / "quantized"),
-            "calibration_files": [str(f) for f in files], "recipe": recipe.from_spec(q, choice.scheme), "seed": 0,
-            "log_path": str(snap.platform.artifacts_path / "logs" / f"quantize-{snap.spec.name}.log")}  # fmt: skip
+    return {
+        "input_dir": verified.folder,
+        "input_manifest": str(store.blob_path(verified.digest)),
+        "output_root": str(snap.platform.artifacts_path / "quantized"),
+        "calibration_files": [str(f) for f in files],
+        "recipe": recipe.from_spec(q, choice.scheme),
+        "seed": 0,
+        "log_path": str(snap.platform.artifacts_path / "logs" / f"quantize-{snap.spec.name}.log"),
+    }
 
 
 def gates(q: Quantization, report: dict[str, Any]) -> dict[str, tuple[bool, str]]:
     increase, kl = report["ppl_increase"], report["kl_divergence"]
     return {
-        PPL_GATE: (increase <= q.max_ppl_increase, f"perplexity {report['ppl_base']:.4f} -> "
-                   f"{report['ppl_quantized']:.4f} ({increase:+.2%}; max {q.max_ppl_increase:+.2%})"),
-        KL_GATE: (kl <= q.max_kl_divergence, f"mean KL(base || quantized) {kl:.5f} per token "
-                  f"(max {q.max_kl_divergence}); top-1 agreement {report['top1_agreement']:.2%}"),
-    }  # fmt: skip
+        PPL_GATE: (
+            increase <= q.max_ppl_increase,
+            f"perplexity {report['ppl_base']:.4f} -> "
+            f"{report['ppl_quantized']:.4f} ({increase:+.2%}; max {q.max_ppl_increase:+.2%})",
+        ),
+        KL_GATE: (
+            kl <= q.max_kl_divergence,
+            f"mean KL(base || quantized) {kl:.5f} per token "
+            f"(max {q.max_kl_divergence}); top-1 agreement {report['top1_agreement']:.2%}",
+        ),
+    }
 
 
 def accept(snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice, report: dict[str, Any]) -> Quantized:
@@ -138,22 +170,39 @@ def accept(snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice, 
 def passthrough(verified: VerifiedWeights) -> Quantized:
     """method: none: the verified weights, unchanged (same folder, same digest)."""
     unchanged = (True, "method none: weights unchanged")
-    return Quantized(verified.digest, verified.folder, "none", verified.digest,
-                     gates={PPL_GATE: unchanged, KL_GATE: unchanged})  # fmt: skip
+    return Quantized(
+        verified.digest, verified.folder, "none", verified.digest, gates={PPL_GATE: unchanged, KL_GATE: unchanged}
+    )
 
 
 def record(warehouse: Warehouse, snap: SpecSnapshot, result: Quantized) -> None:
     r = result.report
     choice = result.choice
     spec_recipe = recipe.from_spec(snap.spec.quantization, choice.scheme if choice else None)
-    row = [result.digest, snap.spec.name, result.input_digest, result.method,
-           canonical_json(spec_recipe).decode(), recipe.digest(spec_recipe), r.get("ppl_base"),
-           r.get("ppl_quantized"), r.get("ppl_increase"), r.get("duration_s"), r.get("peak_memory_bytes"),
-           r.get("kl_divergence"), r.get("top1_agreement"), result.passed, choice.scheme if choice else "none",
-           snap.spec.quantization.scheme, choice.reason if choice else "method none: weights unchanged"]  # fmt: skip
+    row = [
+        result.digest,
+        snap.spec.name,
+        result.input_digest,
+        result.method,
+        canonical_json(spec_recipe).decode(),
+        recipe.digest(spec_recipe),
+        r.get("ppl_base"),
+        r.get("ppl_quantized"),
+        r.get("ppl_increase"),
+        r.get("duration_s"),
+        r.get("peak_memory_bytes"),
+        r.get("kl_divergence"),
+        r.get("top1_agreement"),
+        result.passed,
+        choice.scheme if choice else "none",
+        snap.spec.quantization.scheme,
+        choice.reason if choice else "method none: weights unchanged",
+    ]
     with warehouse.write() as con:
         con.execute("DELETE FROM quantizations WHERE digest = ?", [result.digest])
-        con.execute("INSERT INTO quantizations (digest, model, input_digest, method, recipe, recipe_digest, ppl_base,"
-                    " ppl_quantized, ppl_increase, duration_s, peak_memory_bytes, kl_divergence, top1_agreement,"
-                    f" recipe_ok, scheme, requested_scheme, scheme_reason) VALUES ({', '.join('?' * len(row))})",
-                    row)  # fmt: skip
+        con.execute(
+            "INSERT INTO quantizations (digest, model, input_digest, method, recipe, recipe_digest, ppl_base,"
+            " ppl_quantized, ppl_increase, duration_s, peak_memory_bytes, kl_divergence, top1_agreement,"
+            f" recipe_ok, scheme, requested_scheme, scheme_reason) VALUES ({', '.join('?' * len(row))})",
+            row,
+        )

@@ -91,9 +91,14 @@ def compare(base: Scored, quantized: Scored) -> dict[str, float]:
         agree += (lb.argmax(-1) == lq.argmax(-1)).sum().item()
         count += len(t)
     ppl_base, ppl_quantized = math.exp(nll_b / count), math.exp(nll_q / count)
-    return {"ppl_base": ppl_base, "ppl_quantized": ppl_quantized,
-            "ppl_increase": ppl_quantized / ppl_base - 1.0, "kl_divergence": max(kl / count, 0.0),
-            "top1_agreement": agree / count, "scored_tokens": count}  # fmt: skip
+    return {
+        "ppl_base": ppl_base,
+        "ppl_quantized": ppl_quantized,
+        "ppl_increase": ppl_quantized / ppl_base - 1.0,
+        "kl_divergence": max(kl / count, 0.0),
+        "top1_agreement": agree / count,
+        "scored_tokens": count,
+    }
 
 
 def verify_input(folder: Path, manifest_path: Path, log: Log) -> str:
@@ -136,15 +141,23 @@ def run(job: dict[str, Any], log: Log) -> dict[str, Any]:
 
     from datasets import Dataset
 
-    texts = [s.text if s.text is not None else tokenizer.apply_chat_template(list(s.messages or ()), tokenize=False)
-             for s in calibrate]  # fmt: skip
+    texts = [
+        s.text if s.text is not None else tokenizer.apply_chat_template(list(s.messages or ()), tokenize=False)
+        for s in calibrate
+    ]
     dataset = Dataset.from_dict({"text": texts}).map(
         lambda row: tokenizer(row["text"], truncation=True, max_length=cal["max_seq_len"], add_special_tokens=False),
         remove_columns=["text"],
     )
     log(f"{recipes.describe(recipe)} with llm-compressor")
-    oneshot(model=model, dataset=dataset, recipe=recipes.modifiers(recipe), num_calibration_samples=len(texts),
-            max_seq_length=cal["max_seq_len"], shuffle_calibration_samples=False)  # fmt: skip
+    oneshot(
+        model=model,
+        dataset=dataset,
+        recipe=recipes.modifiers(recipe),
+        num_calibration_samples=len(texts),
+        max_seq_length=cal["max_seq_len"],
+        shuffle_calibration_samples=False,
+    )
 
     output_root.mkdir(parents=True, exist_ok=True)
     clean_stale(output_root)
@@ -158,8 +171,10 @@ def run(job: dict[str, Any], log: Log) -> dict[str, Any]:
     config = CompressedTensorsConfig(run_compressed=False)
     reloaded = AutoModelForCausalLM.from_pretrained(tmp, quantization_config=config)
     metrics = compare(base, score(reloaded, tokenizer, holdout, cal["max_seq_len"]))
-    log(f"perplexity {metrics['ppl_base']:.4f} -> {metrics['ppl_quantized']:.4f}, "
-        f"KL {metrics['kl_divergence']:.5f}/token, top-1 agreement {metrics['top1_agreement']:.2%}")  # fmt: skip
+    log(
+        f"perplexity {metrics['ppl_base']:.4f} -> {metrics['ppl_quantized']:.4f}, "
+        f"KL {metrics['kl_divergence']:.5f}/token, top-1 agreement {metrics['top1_agreement']:.2%}"
+    )
 
     manifest = wm.build_manifest(tmp)
     digest = wm.digest(manifest)
@@ -168,7 +183,14 @@ def run(job: dict[str, Any], log: Log) -> dict[str, Any]:
         shutil.rmtree(tmp)
     else:
         os.replace(tmp, final)
-    return {"digest": digest, "folder": str(final), "input_digest": input_digest,
-            "recipe_digest": recipes.digest(recipe), "duration_s": time.monotonic() - started,
-            "peak_memory_bytes": peak_rss_bytes(), "calibration_samples": len(calibrate),
-            "holdout_samples": len(holdout), **metrics}  # fmt: skip
+    return {
+        "digest": digest,
+        "folder": str(final),
+        "input_digest": input_digest,
+        "recipe_digest": recipes.digest(recipe),
+        "duration_s": time.monotonic() - started,
+        "peak_memory_bytes": peak_rss_bytes(),
+        "calibration_samples": len(calibrate),
+        "holdout_samples": len(holdout),
+        **metrics,
+    }

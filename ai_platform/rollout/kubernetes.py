@@ -246,8 +246,17 @@ def apply_rollout(snap: Any, image: str, bundle: str, *, log: Log, timeout_s: fl
     ArtifactStore(platform.artifacts_path).set_ref("k8s_rollout", spec.name, {"color": color, "image": image})
     endpoint = service_url(spec.name, ns)
     with Warehouse(platform.warehouse_path).write() as con:
-        record_live(con, deployment_id=uuid.uuid4().hex, model=spec.name, target="kubernetes", color=color,
-                    image=image, bundle=bundle, reason="canary passed", endpoint=endpoint)  # fmt: skip
+        record_live(
+            con,
+            deployment_id=uuid.uuid4().hex,
+            model=spec.name,
+            target="kubernetes",
+            color=color,
+            image=image,
+            bundle=bundle,
+            reason="canary passed",
+            endpoint=endpoint,
+        )
     return {"color": color, "image": image, "bundle": bundle, "image_ref": ref, "namespace": ns, "endpoint": endpoint}
 
 

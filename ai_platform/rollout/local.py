@@ -80,19 +80,32 @@ def _warm(color: Color, snap: SpecSnapshot, documents: dict[str, dict[str, Any]]
 
 def _record(warehouse: Warehouse, snap: SpecSnapshot, new: Color, reason: str) -> None:
     with warehouse.write() as con:
-        record_live(con, deployment_id=new.deployment_id, model=snap.spec.name, target="embedded", color=new.color,
-                    image=new.image, bundle=new.bundle, reason=reason, endpoint=new.base_url)  # fmt: skip
+        record_live(
+            con,
+            deployment_id=new.deployment_id,
+            model=snap.spec.name,
+            target="embedded",
+            color=new.color,
+            image=new.image,
+            bundle=new.bundle,
+            reason=reason,
+            endpoint=new.base_url,
+        )
 
 
-def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary passed",
-           log: Log = print) -> Rollout:  # fmt: skip
+def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary passed", log: Log = print) -> Rollout:
     platform, model, home = snap.platform, snap.spec.name, snap.platform.home
     warehouse = Warehouse(platform.warehouse_path)
     db = str(platform.warehouse_path)
     threshold, inbox = platform.config.feedback.trust_threshold, str(platform.inbox_path)
     corpus = platform.config.feedback.retrieval_corpus
-    state = replace(load(home, model, db), warehouse=db, trust_threshold=threshold, inbox=inbox,
-                    retrieval_corpus=str(platform.file(corpus)) if corpus else "")  # fmt: skip
+    state = replace(
+        load(home, model, db),
+        warehouse=db,
+        trust_threshold=threshold,
+        inbox=inbox,
+        retrieval_corpus=str(platform.file(corpus)) if corpus else "",
+    )
     bundle_layout = local_registry(platform, bundle_repository(model))
     documents = prompt_bundle.load(bundle_layout, bundle)
     live = state.live
@@ -109,15 +122,22 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
 
     color = state.idle_color
     log(f"starting {color} for {image[:19]}")
-    server = launch_image(platform, snap.spec, image, detach=True, on_log=log,
-                          log_path=platform.artifacts_path / "logs" / f"vllm-{model}-{color}.log")  # fmt: skip
+    server = launch_image(
+        platform,
+        snap.spec,
+        image,
+        detach=True,
+        on_log=log,
+        log_path=platform.artifacts_path / "logs" / f"vllm-{model}-{color}.log",
+    )
     new = Color(color, server.base_url, server.pid, image, bundle, str(bundle_layout.root), uuid.uuid4().hex)
     try:
         _warm(new, snap, documents)
     except (httpx.HTTPError, ServingError) as exc:
         stop_pid(server.pid)
-        raise ServingError(f"{color} failed its warm-up requests; {live.color if live else 'nothing'} stays live:"
-                           f" {exc}") from None  # fmt: skip
+        raise ServingError(
+            f"{color} failed its warm-up requests; {live.color if live else 'nothing'} stays live: {exc}"
+        ) from None
     ready = time.perf_counter()
     state = replace(state, live=new, previous=live)
     save(home, state)

@@ -56,8 +56,11 @@ def gpu_facts() -> dict[str, object]:
             minimum[scheme] = getattr(schemes, cls).get_min_capability()
     except (ImportError, AttributeError):
         pass
-    return {"gpu_name": torch.cuda.get_device_name(), "compute_capability": major * 10 + minor,
-            "min_capability": minimum}  # fmt: skip
+    return {
+        "gpu_name": torch.cuda.get_device_name(),
+        "compute_capability": major * 10 + minor,
+        "min_capability": minimum,
+    }
 
 
 def main() -> None:

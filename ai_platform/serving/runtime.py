@@ -63,10 +63,17 @@ class Runtime:
 
     @classmethod
     def from_probe(cls, facts: dict[str, Any]) -> Runtime:
-        return cls(device=facts["device"], vllm=facts["vllm"], kernel_library=facts.get("kernel_library") or "?",
-                   ops=dict(facts.get("ops") or {}), cpu_flags=tuple(facts.get("cpu_flags") or ()),
-                   isa_override=facts.get("isa_override"), compute_capability=facts.get("compute_capability"),
-                   min_capability=dict(facts.get("min_capability") or {}), gpu_name=facts.get("gpu_name"))  # fmt: skip
+        return cls(
+            device=facts["device"],
+            vllm=facts["vllm"],
+            kernel_library=facts.get("kernel_library") or "?",
+            ops=dict(facts.get("ops") or {}),
+            cpu_flags=tuple(facts.get("cpu_flags") or ()),
+            isa_override=facts.get("isa_override"),
+            compute_capability=facts.get("compute_capability"),
+            min_capability=dict(facts.get("min_capability") or {}),
+            gpu_name=facts.get("gpu_name"),
+        )
 
     def describe(self) -> str:
         if self.device == "gpu":
@@ -85,8 +92,10 @@ class Runtime:
             if needed is None or (self.compute_capability or 0) >= needed:
                 return None
             have = self.compute_capability or 0
-            return (f"this GPU (compute capability {have // 10}.{have % 10}) is below the {needed // 10}.{needed % 10}"
-                    f" vLLM {self.vllm} needs for {scheme}")  # fmt: skip
+            return (
+                f"this GPU (compute capability {have // 10}.{have % 10}) is below the {needed // 10}.{needed % 10}"
+                f" vLLM {self.vllm} needs for {scheme}"
+            )
         absent = [op for op in cpu_ops(scheme) if not self.ops.get(op)]
         if not absent:
             return None
@@ -98,9 +107,16 @@ class Runtime:
         return [s for s in ALL_SCHEMES if self.missing(s) is None and not (quantized_only and s == "none")]
 
     def as_record(self) -> dict[str, Any]:
-        return {"device": self.device, "vllm": self.vllm, "kernel_library": self.kernel_library,
-                "cpu_flags": list(self.cpu_flags), "isa_override": self.isa_override, "ops": self.ops,
-                "compute_capability": self.compute_capability, "gpu_name": self.gpu_name}  # fmt: skip
+        return {
+            "device": self.device,
+            "vllm": self.vllm,
+            "kernel_library": self.kernel_library,
+            "cpu_flags": list(self.cpu_flags),
+            "isa_override": self.isa_override,
+            "ops": self.ops,
+            "compute_capability": self.compute_capability,
+            "gpu_name": self.gpu_name,
+        }
 
 
 def probe_env(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -124,8 +140,13 @@ def _probe(python: str, _override: str) -> Runtime:
     if not Path(python).is_file():
         raise ServingError(f"serve environment not found: {python} (run `make envs`)")
     ops = sorted({*WEIGHT_ONLY_OPS, *INT8_OPS})
-    done = subprocess.run([python, "-P", str(PROBE), *ops], capture_output=True, text=True, timeout=300,
-                          env={**probe_env(), "VLLM_NO_USAGE_STATS": "1", "HF_HUB_OFFLINE": "1"})  # fmt: skip
+    done = subprocess.run(
+        [python, "-P", str(PROBE), *ops],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**probe_env(), "VLLM_NO_USAGE_STATS": "1", "HF_HUB_OFFLINE": "1"},
+    )
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
         tail = "\n".join((done.stderr or done.stdout).splitlines()[-15:])
@@ -168,5 +189,7 @@ def preflight(model_dir: Path, python: Path, device: str) -> None:
     why = runtime.missing(scheme)
     if why:
         served = ", ".join(runtime.serves(quantized_only=True)) or "only unquantized"
-        raise ServingError(f"{model_dir.name}: cannot serve this {scheme} checkpoint: {why}; this runtime serves "
-                           f"{served} (`ai-platform runtime show` lists them)")  # fmt: skip
+        raise ServingError(
+            f"{model_dir.name}: cannot serve this {scheme} checkpoint: {why}; this runtime serves "
+            f"{served} (`ai-platform runtime show` lists them)"
+        )

@@ -88,11 +88,26 @@ def save(home: Path, state: ModelState) -> None:
     atomic_write(state_dir(home) / f"{state.model}.json", json.dumps(state.to_json(), indent=2).encode("utf-8"))
 
 
-def record_live(con: Any, *, deployment_id: str, model: str, target: str, color: str, image: str, bundle: str,
-                reason: str, endpoint: str) -> None:  # fmt: skip
+def record_live(
+    con: Any,
+    *,
+    deployment_id: str,
+    model: str,
+    target: str,
+    color: str,
+    image: str,
+    bundle: str,
+    reason: str,
+    endpoint: str,
+) -> None:
     """Log a new live deployment in `deployments` (inside the caller's transaction); the one it replaces retires."""
-    con.execute("UPDATE deployments SET status = 'retired', ended_at = now()"
-                " WHERE model = ? AND target = ? AND status = 'live'", [model, target])  # fmt: skip
-    con.execute("INSERT INTO deployments (deployment_id, model, target, color, image_digest, bundle_digest,"
-                " status, reason, endpoint) VALUES (?, ?, ?, ?, ?, ?, 'live', ?, ?)",
-                [deployment_id, model, target, color, image, bundle, reason, endpoint])  # fmt: skip
+    con.execute(
+        "UPDATE deployments SET status = 'retired', ended_at = now()"
+        " WHERE model = ? AND target = ? AND status = 'live'",
+        [model, target],
+    )
+    con.execute(
+        "INSERT INTO deployments (deployment_id, model, target, color, image_digest, bundle_digest,"
+        " status, reason, endpoint) VALUES (?, ?, ?, ?, ?, ?, 'live', ?, ?)",
+        [deployment_id, model, target, color, image, bundle, reason, endpoint],
+    )

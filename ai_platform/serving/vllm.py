@@ -66,19 +66,27 @@ def server_args(model_dir: Path, name: str, serving: Serving, device: Device, ho
         )
     dtype = serving_dtype(model_dir, serving, device)
     args = [
-        "--model", str(model_dir),
-        "--served-model-name", name,
-        "--host", host,
-        "--port", str(port),
-        "--max-model-len", str(serving.max_model_len),
-        "--dtype", dtype,
-        "--block-size", str(serving.block_size),
-        "--max-num-seqs", str(serving.max_num_seqs),
-        "--generation-config", "auto",
-        "--structured-outputs-config", json.dumps(
-            {"backend": serving.structured_outputs_backend, "disable_any_whitespace": serving.compact_json}
-        ),
-    ]  # fmt: skip
+        "--model",
+        str(model_dir),
+        "--served-model-name",
+        name,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--max-model-len",
+        str(serving.max_model_len),
+        "--dtype",
+        dtype,
+        "--block-size",
+        str(serving.block_size),
+        "--max-num-seqs",
+        str(serving.max_num_seqs),
+        "--generation-config",
+        "auto",
+        "--structured-outputs-config",
+        json.dumps({"backend": serving.structured_outputs_backend, "disable_any_whitespace": serving.compact_json}),
+    ]
     if device == "gpu":
         args += ["--gpu-memory-utilization", str(serving.gpu_memory_utilization)]
     return args + list(serving.extra_args)
@@ -194,8 +202,12 @@ def launch(
         env["VLLM_CPU_KVCACHE_SPACE"] = str(serving.cpu_kv_cache_space_gib)
         env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    command = [str(python), "-m", "vllm.entrypoints.openai.api_server",
-               *server_args(model_dir, name, serving, device, host, port)]  # fmt: skip
+    command = [
+        str(python),
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        *server_args(model_dir, name, serving, device, host, port),
+    ]
     log_file = log_path.open("wb")
     process = subprocess.Popen(
         command,
@@ -257,11 +269,26 @@ def local_device() -> Device:
     return "gpu" if shutil.which("nvidia-smi") else "cpu"
 
 
-def launch_image(platform: Platform, spec: ModelSpec, image: str, *, log_path: Path, detach: bool = False,
-                 on_log: Callable[[str], None] | None = None) -> VllmServer:  # fmt: skip
+def launch_image(
+    platform: Platform,
+    spec: ModelSpec,
+    image: str,
+    *,
+    log_path: Path,
+    detach: bool = False,
+    on_log: Callable[[str], None] | None = None,
+) -> VllmServer:
     """Unpack the model image (every layer held to its digest) and serve it from the serve environment."""
     model_dir = unpack(local_registry(platform, spec.name), image, platform.artifacts_path / "serving")
     if on_log:
         on_log(f"serving {image[:19]} from {model_dir} on {local_device()}")
-    return launch(model_dir, spec.name, spec.serving, python=SERVE_PYTHON, device=local_device(), detach=detach,
-                  log_path=log_path, on_log=on_log)  # fmt: skip
+    return launch(
+        model_dir,
+        spec.name,
+        spec.serving,
+        python=SERVE_PYTHON,
+        device=local_device(),
+        detach=detach,
+        log_path=log_path,
+        on_log=on_log,
+    )

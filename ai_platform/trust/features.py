@@ -13,8 +13,20 @@ import json
 import math
 from typing import Any
 
-FEATURES = ("output_chars", "input_chars", "seq_rep_4", "pii_count", "schema_valid", "latency_s", "finish_stop",
-            "mean_logprob", "min_logprob", "injection", "risk_points", "output_tokens")  # fmt: skip
+FEATURES = (
+    "output_chars",
+    "input_chars",
+    "seq_rep_4",
+    "pii_count",
+    "schema_valid",
+    "latency_s",
+    "finish_stop",
+    "mean_logprob",
+    "min_logprob",
+    "injection",
+    "risk_points",
+    "output_tokens",
+)
 
 
 def _risk_points(output: str) -> float:

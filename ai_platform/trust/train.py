@@ -157,9 +157,11 @@ def train(warehouse: Warehouse, store: ArtifactStore) -> Trained:
     digest = store.put_bytes(model.to_bytes())
     path = str(store.blob_path(digest))
     with warehouse.write() as con:  # the same model trained twice is one row, and keeps its standing
-        con.execute("INSERT INTO trust_models (version, algorithm, features, metrics, champion, artifact_path)"
-                    " VALUES (?, 'logistic_regression', ?, ?, false, ?) ON CONFLICT (version) DO NOTHING",
-                    [digest, json.dumps(model.features), json.dumps(metrics), path])  # fmt: skip
+        con.execute(
+            "INSERT INTO trust_models (version, algorithm, features, metrics, champion, artifact_path)"
+            " VALUES (?, 'logistic_regression', ?, ?, false, ?) ON CONFLICT (version) DO NOTHING",
+            [digest, json.dumps(model.features), json.dumps(metrics), path],
+        )
         if promoted:
             con.execute("UPDATE trust_models SET champion = (version = ?)", [digest])
     if promoted:

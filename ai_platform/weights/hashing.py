@@ -78,8 +78,9 @@ def hash_files(
             jobs.append((p, whole, pool.submit(_walk, p, spans) if spans else None))
         results = {}
         for p, digest, tensors in jobs:
-            results[p] = FileHashes(p, p.stat().st_size, digest.result(), headers[p],
-                                    tensors.result() if tensors else {})  # fmt: skip
+            results[p] = FileHashes(
+                p, p.stat().st_size, digest.result(), headers[p], tensors.result() if tensors else {}
+            )
             if on_done:
                 on_done(p, results[p].size)
     return [results[p] for p in paths]

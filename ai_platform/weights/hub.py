@@ -64,8 +64,10 @@ def download(source: HubSource, dest_root: Path) -> HubSnapshot:
     siblings = info.siblings or []
     unsafe = sorted(s.rfilename for s in siblings if not safe_repo_path(s.rfilename))
     if unsafe:
-        raise UnsafeRepoPathError(f"{where} ({sha}): the listing names files outside the snapshot: "
-                                  f"{', '.join(map(repr, unsafe))}; nothing was downloaded")  # fmt: skip
+        raise UnsafeRepoPathError(
+            f"{where} ({sha}): the listing names files outside the snapshot: "
+            f"{', '.join(map(repr, unsafe))}; nothing was downloaded"
+        )
     wanted = sorted(filter_repo_objects([s.rfilename for s in siblings], allow_patterns=source.allow_patterns))
     if not wanted:
         raise WeightsError(f"{where} ({sha}): no file matches allow_patterns {source.allow_patterns}")

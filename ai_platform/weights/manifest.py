@@ -85,10 +85,16 @@ def build_manifest(
             second_opinion(h.path, {t.name for t in h.header.tensors})
             entry["metadata"] = h.header.metadata
             entry["tensors"] = [
-                {"name": t.name, "dtype": t.dtype, "shape": list(t.shape), "data_begin": t.begin,
-                 "data_end": t.end, "sha256": h.tensors[t.name]}
+                {
+                    "name": t.name,
+                    "dtype": t.dtype,
+                    "shape": list(t.shape),
+                    "data_begin": t.begin,
+                    "data_end": t.end,
+                    "sha256": h.tensors[t.name],
+                }
                 for t in h.header.tensors
-            ]  # fmt: skip
+            ]
         files.append(entry)
     return {"schema": SCHEMA, "files": files}
 

@@ -110,6 +110,9 @@ def verify_signature(folder: Path, ours: dict[str, Any], signature: WeightsSigna
     mine = {r["name"]: r["digest"] for r in ours["predicate"]["resources"]}
     problems = [f"{name}: not covered by the signature" for name in sorted(mine.keys() - signed.keys())]
     problems += [f"{name}: signed but not in the model" for name in sorted(signed.keys() - mine.keys())]
-    problems += [f"{name}: sha256 differs from the signed one" for name in sorted(mine.keys() & signed.keys())
-                 if mine[name] != signed[name]]  # fmt: skip
+    problems += [
+        f"{name}: sha256 differs from the signed one"
+        for name in sorted(mine.keys() & signed.keys())
+        if mine[name] != signed[name]
+    ]
     return problems

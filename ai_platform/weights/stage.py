@@ -36,10 +36,13 @@ def fetch_raw(snap: SpecSnapshot) -> RawWeights:
         present = wm.scan(folder, allow_pickle=source.allow_pickle)
         if set(present) != set(pulled.files):  # exactly the vetted files of that commit, nothing else
             missing, extra = sorted(set(pulled.files) - set(present)), sorted(set(present) - set(pulled.files))
-            raise WeightsError(f"{source.repo_id}@{commit}: the download does not match the vetted listing"
-                               f" (missing: {missing or 'none'}; unexpected: {extra or 'none'})")  # fmt: skip
-    files = tuple(SourceFile(rel, (folder / rel).stat().st_size, sha256_file(folder / rel), lfs.get(rel))
-                  for rel in present)  # fmt: skip
+            raise WeightsError(
+                f"{source.repo_id}@{commit}: the download does not match the vetted listing"
+                f" (missing: {missing or 'none'}; unexpected: {extra or 'none'})"
+            )
+    files = tuple(
+        SourceFile(rel, (folder / rel).stat().st_size, sha256_file(folder / rel), lfs.get(rel)) for rel in present
+    )
     digest = sha256_hex(canonical_json([vars(f) for f in files]))
     return RawWeights(snap.spec.name, source.model_dump(mode="json"), commit, str(folder), files, digest)
 
@@ -98,14 +101,35 @@ def verify(snap: SpecSnapshot, raw: RawWeights) -> Verification:
         problems += signing.verify_signature(folder, statement, signature, snap.platform.root)
     lfs = {f.path: f.lfs_sha256 for f in raw.files}
     store.put_json(actual)  # the quantize stage re-hashes its inputs against this manifest
-    return Verification(actual, wm.digest(actual), problems, against, fraction, raw.commit, lfs, statement,
-                        store.put_json(statement), signature.path if signature else None, str(folder))  # fmt: skip
+    return Verification(
+        actual,
+        wm.digest(actual),
+        problems,
+        against,
+        fraction,
+        raw.commit,
+        lfs,
+        statement,
+        store.put_json(statement),
+        signature.path if signature else None,
+        str(folder),
+    )
 
 
 def record(warehouse: Warehouse, snap: SpecSnapshot, result: Verification) -> None:
     """weight_files and tensor_hashes rows for this manifest, in one short transaction."""
-    files = [[result.digest, snap.spec.name, result.source_commit, f["path"], f["size"], f["sha256"],
-              result.lfs_sha256.get(f["path"])] for f in result.manifest["files"]]  # fmt: skip
+    files = [
+        [
+            result.digest,
+            snap.spec.name,
+            result.source_commit,
+            f["path"],
+            f["size"],
+            f["sha256"],
+            result.lfs_sha256.get(f["path"]),
+        ]
+        for f in result.manifest["files"]
+    ]
     tensors = [
         [result.digest, f["path"], t["name"], t["dtype"], t["shape"], t["data_begin"], t["data_end"], t["sha256"]]
         for f in result.manifest["files"]
@@ -114,7 +138,10 @@ def record(warehouse: Warehouse, snap: SpecSnapshot, result: Verification) -> No
     with warehouse.write() as con:
         con.execute("DELETE FROM tensor_hashes WHERE manifest_digest = ?", [result.digest])
         con.execute("DELETE FROM weight_files WHERE manifest_digest = ?", [result.digest])
-        con.executemany("INSERT INTO weight_files (manifest_digest, model, source_commit, path, size_bytes, sha256,"
-                        " lfs_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)", files)  # fmt: skip
+        con.executemany(
+            "INSERT INTO weight_files (manifest_digest, model, source_commit, path, size_bytes, sha256,"
+            " lfs_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            files,
+        )
         if tensors:
             con.executemany("INSERT INTO tensor_hashes VALUES (?, ?, ?, ?, ?, ?, ?, ?)", tensors)

@@ -78,8 +78,11 @@ class Gateway:
         return after
 
     def prompt(self, name: str, model: str | None) -> tuple[ModelState, dict[str, Any]]:
-        hits = [(s, self.bundles[s.live.bundle][name]) for m, s in self.states.items()
-                if s.live and name in self.bundles.get(s.live.bundle, {}) and model in (None, m)]  # fmt: skip
+        hits = [
+            (s, self.bundles[s.live.bundle][name])
+            for m, s in self.states.items()
+            if s.live and name in self.bundles.get(s.live.bundle, {}) and model in (None, m)
+        ]
         if not hits:
             raise LookupError(f"no live model serves prompt {name!r}")
         if len(hits) > 1:
@@ -132,16 +135,37 @@ class Gateway:
         generation_id = f"gen-{uuid.uuid4().hex}"
         version = version_of(document)
         variables = json.dumps(payload.get("variables", {}), ensure_ascii=False)
-        row = [generation_id, state.model, name, version, upstream.image, "gateway", variables, scored["content"],
-               json.dumps(scored["metrics"], ensure_ascii=False), scored["finish_reason"], latency,
-               scored["trust_score"], scored["needs_review"]]  # fmt: skip
+        row = [
+            generation_id,
+            state.model,
+            name,
+            version,
+            upstream.image,
+            "gateway",
+            variables,
+            scored["content"],
+            json.dumps(scored["metrics"], ensure_ascii=False),
+            scored["finish_reason"],
+            latency,
+            scored["trust_score"],
+            scored["needs_review"],
+        ]
         self.log.add(state.warehouse, row)
         status = 200 if scored["valid"] else 502
         self.metrics.observe("prompt", state.model, status, latency)
-        result = {"generation_id": generation_id, "prompt": name, "prompt_version": version, "model": state.model,
-                  "image": upstream.image, "output": scored["output"], "schema_valid": scored["valid"],
-                  "trust_score": scored["trust_score"], "needs_review": scored["needs_review"],
-                  "finish_reason": scored["finish_reason"], "latency_s": round(latency, 4)}  # fmt: skip
+        result = {
+            "generation_id": generation_id,
+            "prompt": name,
+            "prompt_version": version,
+            "model": state.model,
+            "image": upstream.image,
+            "output": scored["output"],
+            "schema_valid": scored["valid"],
+            "trust_score": scored["trust_score"],
+            "needs_review": scored["needs_review"],
+            "finish_reason": scored["finish_reason"],
+            "latency_s": round(latency, 4),
+        }
         if not scored["valid"]:
             result["error"] = "the reply does not validate against the prompt's output schema"
             result["raw_output"] = scored["content"]
@@ -235,8 +259,9 @@ class Gateway:
     async def admin_status(self, request: Request) -> Response:
         if not _local(request):
             return _error(403, "admin endpoints answer loopback clients only")
-        return JSONResponse({"models": {m: s.to_json() for m, s in self.states.items()},
-                             "in_flight": dict(self.metrics.in_flight)})  # fmt: skip
+        return JSONResponse(
+            {"models": {m: s.to_json() for m, s in self.states.items()}, "in_flight": dict(self.metrics.in_flight)}
+        )
 
     async def watch(self) -> None:
         """A safety net behind /admin/reload: pick up state changes within a second."""

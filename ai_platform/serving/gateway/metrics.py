@@ -24,12 +24,18 @@ class Metrics:
         self.latency_sum[route] += seconds
 
     def render(self, states: dict[str, ModelState]) -> str:
-        lines = ["# HELP ai_platform_gateway_requests_total Requests by route, model and status.",
-                 "# TYPE ai_platform_gateway_requests_total counter"]  # fmt: skip
-        lines += [f'ai_platform_gateway_requests_total{{route="{r}",model="{m}",status="{s}"}} {n}'
-                  for (r, m, s), n in sorted(self.requests.items())]  # fmt: skip
-        lines += ["# HELP ai_platform_gateway_request_seconds Request latency.",
-                  "# TYPE ai_platform_gateway_request_seconds histogram"]  # fmt: skip
+        lines = [
+            "# HELP ai_platform_gateway_requests_total Requests by route, model and status.",
+            "# TYPE ai_platform_gateway_requests_total counter",
+        ]
+        lines += [
+            f'ai_platform_gateway_requests_total{{route="{r}",model="{m}",status="{s}"}} {n}'
+            for (r, m, s), n in sorted(self.requests.items())
+        ]
+        lines += [
+            "# HELP ai_platform_gateway_request_seconds Request latency.",
+            "# TYPE ai_platform_gateway_request_seconds histogram",
+        ]
         for route, counts in sorted(self.latency.items()):
             total = 0
             for bound, count in zip([*map(str, BUCKETS), "+Inf"], counts, strict=True):
@@ -40,8 +46,11 @@ class Metrics:
         lines += ["# TYPE ai_platform_gateway_in_flight gauge"]
         lines += [f'ai_platform_gateway_in_flight{{upstream="{u}"}} {n}' for u, n in sorted(self.in_flight.items())]
         lines += ["# TYPE ai_platform_gateway_live_color gauge"]
-        lines += [f'ai_platform_gateway_live_color{{model="{m}",color="{s.live.color}",image="{s.live.image}"}} 1'
-                  for m, s in sorted(states.items()) if s.live]  # fmt: skip
+        lines += [
+            f'ai_platform_gateway_live_color{{model="{m}",color="{s.live.color}",image="{s.live.image}"}} 1'
+            for m, s in sorted(states.items())
+            if s.live
+        ]
         lines += [
             "# TYPE ai_platform_gateway_switches_total counter",
             f"ai_platform_gateway_switches_total {self.switches}",

@@ -52,8 +52,15 @@ class TrustChampions:
         return self.files[rows[0][0]]
 
 
-def score_reply(state: ModelState, document: dict[str, Any], choice: dict[str, Any], usage: dict[str, Any],
-                user_text: str, latency: float, trust_model: TrustModel | None) -> dict[str, Any]:  # fmt: skip
+def score_reply(
+    state: ModelState,
+    document: dict[str, Any],
+    choice: dict[str, Any],
+    usage: dict[str, Any],
+    user_text: str,
+    latency: float,
+    trust_model: TrustModel | None,
+) -> dict[str, Any]:
     """One upstream choice, checked and scored; `needs_review` when the trust model scores it under the threshold."""
     content = choice["message"]["content"] or ""
     valid, output = check_reply(content, document["output_schema"])
@@ -68,9 +75,20 @@ def score_reply(state: ModelState, document: dict[str, Any], choice: dict[str, A
         "min_logprob": min(logprobs) if logprobs else None,
         "color": state.live.color if state.live else None,
     }
-    row = {"input": user_text, "output": content, "metrics": metrics, "finish_reason": choice.get("finish_reason"),
-           "latency_s": latency}  # fmt: skip
+    row = {
+        "input": user_text,
+        "output": content,
+        "metrics": metrics,
+        "finish_reason": choice.get("finish_reason"),
+        "latency_s": latency,
+    }
     trust = trust_model.score(features(row)) if trust_model else None
-    return {"content": content, "output": output, "valid": valid, "metrics": metrics, "trust_score": trust,
-            "needs_review": trust is not None and trust < state.trust_threshold,
-            "finish_reason": choice.get("finish_reason")}  # fmt: skip
+    return {
+        "content": content,
+        "output": output,
+        "valid": valid,
+        "metrics": metrics,
+        "trust_score": trust,
+        "needs_review": trust is not None and trust < state.trust_threshold,
+        "finish_reason": choice.get("finish_reason"),
+    }
