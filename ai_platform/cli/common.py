@@ -1,0 +1,65 @@
+"""What every command shares: the result printer, the --json convention, where the home and warehouse are."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Callable
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, TypeAlias
+
+from ai_platform.errors import PlatformError
+
+Handler = Callable[[argparse.Namespace], Any]
+Areas: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # an area's subcommands
+
+
+def command(area: Areas, name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
+    """A subcommand of `area` that runs `handler` and takes --json."""
+    p = area.add_parser(name, help=help, description=help)
+    p.set_defaults(handler=handler)
+    p.add_argument("--json", action="store_true", help="print a machine-readable result on stdout")
+    return p
+
+
+def emit(args: argparse.Namespace, result: Any, human: str) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(result, ensure_ascii=False, default=json_default, indent=2))
+    else:
+        print(human)
+
+
+def json_default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, Path):
+        return str(value)
+    return str(value)
+
+
+def warehouse_path(args: argparse.Namespace) -> Path:
+    """--warehouse, else platform.yaml's storage.warehouse (on $AI_PLATFORM_REPO's branch, if set) under the home."""
+    from ai_platform.changes import local_repo
+    from ai_platform.config import Storage, under
+    from ai_platform.platform_repo import config_at
+
+    if args.warehouse:
+        return Path(args.warehouse)
+    home = os.environ.get("AI_PLATFORM_HOME")
+    if not home:
+        raise PlatformError("no warehouse given: pass --warehouse DB or set AI_PLATFORM_HOME")
+    repo, branch = os.environ.get("AI_PLATFORM_REPO"), os.environ.get("AI_PLATFORM_BRANCH", "main")
+    storage = config_at(local_repo(repo, Path(home)), branch).storage if repo else Storage()
+    return under(Path(home), storage.warehouse)
+
+
+def home_of(args: argparse.Namespace) -> Path:
+    home = getattr(args, "home", None) or os.environ.get("AI_PLATFORM_HOME")
+    if not home:
+        raise PlatformError("no platform home: pass --home DIR or set AI_PLATFORM_HOME")
+    return Path(home)

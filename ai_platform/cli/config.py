@@ -1,0 +1,34 @@
+"""`ai-platform config`: platform.yaml and the model specs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ai_platform.cli.common import Areas, command, emit
+
+
+def config_validate(args: argparse.Namespace) -> None:
+    from ai_platform.config import load_platform
+    from ai_platform.platform_repo import load_at
+
+    repo = Path(args.repo)
+    if args.ref:
+        home = Path(os.environ.get("AI_PLATFORM_HOME") or repo / ".state")
+        commit, platform = load_at(repo, home, args.ref)
+        where = f"{repo}@{commit.sha[:12]}"
+    else:
+        platform, where = load_platform(repo), str(repo)
+    models = sorted(platform.models)
+    summary = f"{len(models)} model spec{'s' if len(models) != 1 else ''}: {', '.join(models) or 'none'}"
+    emit(args, {"ok": True, "platform": platform.config.name, "models": models}, f"{where}: ok ({summary})")
+
+
+def add(areas: Areas) -> None:
+    config = areas.add_parser("config", help="platform.yaml and model specs").add_subparsers(
+        dest="command", required=True
+    )
+    p = command(config, "validate", config_validate, "validate platform.yaml and every models/*.yaml")
+    p.add_argument("repo", help="the platform repo (a folder)")
+    p.add_argument("--ref", help="validate this commit instead of the working tree")

@@ -1,0 +1,42 @@
+"""`ai-platform warehouse` and `ai-platform sql`: the DuckDB warehouse."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ai_platform.cli.common import Areas, command, emit, warehouse_path
+
+
+def warehouse_migrate(args: argparse.Namespace) -> None:
+    from ai_platform.warehouse import Warehouse
+
+    applied = Warehouse(warehouse_path(args)).migrate()
+    emit(args, {"applied": applied}, f"applied migrations: {applied}" if applied else "warehouse is up to date")
+
+
+def sql(args: argparse.Namespace) -> None:
+    from ai_platform.warehouse import Warehouse
+
+    columns, rows = Warehouse(warehouse_path(args)).query(args.query)
+    if args.json:
+        emit(args, [dict(zip(columns, row, strict=True)) for row in rows], "")
+        return
+    table = [columns, *[["NULL" if v is None else str(v) for v in row] for row in rows]]
+    widths = [max(len(r[i]) for r in table) for i in range(len(columns))]
+    lines = [" | ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table]
+    lines.insert(1, "-+-".join("-" * w for w in widths))
+    print("\n".join(lines))
+    print(f"({len(rows)} row{'s' if len(rows) != 1 else ''})", file=sys.stderr)
+
+
+def add(areas: Areas) -> None:
+    wh = areas.add_parser("warehouse", help="the DuckDB warehouse").add_subparsers(dest="command", required=True)
+    p = command(wh, "migrate", warehouse_migrate, "apply pending migrations")
+    p.add_argument("--warehouse", help="the DuckDB file (default: $AI_PLATFORM_HOME/warehouse.duckdb)")
+
+    p = areas.add_parser("sql", help="read-only query for analysts", description="read-only query for analysts")
+    p.set_defaults(handler=sql)
+    p.add_argument("query")
+    p.add_argument("--warehouse", help="the DuckDB file (default: $AI_PLATFORM_HOME/warehouse.duckdb)")
+    p.add_argument("--json", action="store_true", help="rows as a JSON array of objects")
