@@ -16,22 +16,14 @@ from ai_platform.platform_repo import git
 from ai_platform.rollout import local
 from ai_platform.serving import state as rollout_state
 from ai_platform.warehouse import Warehouse
+from assets import SHIP_CHAIN
 
 pytestmark = [
     pytest.mark.vllm,
     pytest.mark.slow,
     pytest.mark.skipif(not SERVE_PYTHON.is_file(), reason="serve environment missing; `make envs` creates it"),
 ]
-CHAIN = (
-    "model_spec",
-    "raw_weights",
-    "verified_weights",
-    "quantized_weights",
-    "model_image",
-    "compiled_prompts",
-    "prompt_bundle",
-    "canary_eval",
-)
+CHAIN = SHIP_CHAIN[: SHIP_CHAIN.index("deployment")]  # everything up to the rollout
 
 
 def gate_results(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
