@@ -62,9 +62,9 @@ test: envs lint typecheck system-deps
 	.venv/bin/pytest
 
 # The fast lane while working (under 3 minutes on 2 cores): lint, the type check, and every
-# test that needs no vLLM, no registry and no training (`make test` runs them all).
+# test that needs no vLLM, no registry and no training, two at a time (`make test` runs them all).
 check: lint typecheck
-	.venv/bin/pytest -q -m "not vllm and not slow and not registry"
+	.venv/bin/pytest -q -n 2 -m "not vllm and not slow and not registry"
 
 lint: .venv/.installed
 	.venv/bin/ruff check .
