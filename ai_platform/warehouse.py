@@ -55,6 +55,7 @@ GENERATION_COLUMNS = (
     "latency_s",
     "trust_score",
     "needs_review",
+    "created_at",  # when the request came in, not when the row was written
 )
 
 

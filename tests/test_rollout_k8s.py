@@ -74,7 +74,13 @@ def test_service_selects_the_live_color_and_keda_watches_the_kv_cache(demo_repo:
     query = manifests["ScaledObject"]["spec"]["triggers"][0]["metadata"]["query"]
     assert "vllm:kv_cache_usage_perc" in query and "gpu_cache_usage_perc" not in query
     alerts = {r["alert"] for r in manifests["PrometheusRule"]["spec"]["groups"][0]["rules"]}
-    assert {"VllmKvCacheSaturated", "VllmDown"} <= alerts
+    assert {
+        "VllmKvCacheSaturated",
+        "VllmDown",
+        "ReplyRepetitionHigh",
+        "PiiInReplies",
+        "PromptInjectionAttempts",
+    } <= alerts
 
 
 def test_render_cli_writes_one_file_per_manifest(demo_repo: Path, tmp_path: Path) -> None:

@@ -262,6 +262,7 @@ def record(warehouse: Warehouse, snap: SpecSnapshot, result: CanaryResult, *, ta
                 s.latency_s,
                 None,
                 None,
+                run.started_at,
             ]
             for gid, c, s, out in zip(ids, run.cases, run.scores, run.outputs, strict=True)
         ]

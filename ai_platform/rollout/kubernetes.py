@@ -166,6 +166,39 @@ def prometheus_rule(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
         ),
         ("VllmDown", f"sum(up{{{match}}}) == 0", "5m", "critical", "no vLLM pod of the model is scraped"),
     ]
+    golden = [  # the gateway's golden metrics, at the reference article's thresholds
+        (
+            "ReplyRepetitionHigh",
+            f'sum(rate(ai_platform_reply_repetition_ratio_sum{{model="{name}"}}[10m]))'
+            f' / sum(rate(ai_platform_reply_repetition_ratio_count{{model="{name}"}}[10m])) > 0.05',
+            "10m",
+            "warning",
+            "mean seq-rep-4 of replies above 5%: the model is looping",
+        ),
+        (
+            "PiiInReplies",
+            f'sum(increase(ai_platform_reply_pii_entities_total{{model="{name}"}}[5m])) > 0',
+            "0m",
+            "critical",
+            "a reply carried validated PII",
+        ),
+        (
+            "PromptInjectionAttempts",
+            f'sum(rate(ai_platform_request_injection_score_count{{model="{name}"}}[5m]))'
+            f' - sum(rate(ai_platform_request_injection_score_bucket{{model="{name}",le="0.8"}}[5m])) > 0',
+            "0m",
+            "warning",
+            "inputs with a prompt-injection score above 0.8",
+        ),
+        (
+            "ReplySchemaInvalid",
+            f'1 - sum(rate(ai_platform_replies_schema_valid_total{{model="{name}"}}[10m]))'
+            f' / sum(rate(ai_platform_replies_total{{model="{name}"}}[10m])) > 0.01',
+            "10m",
+            "warning",
+            "more than 1% of replies fail the prompt's output schema",
+        ),
+    ]
     rules = [
         {
             "alert": alert,
@@ -174,7 +207,7 @@ def prometheus_rule(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
             "labels": {"severity": severity, "model": name},
             "annotations": {"summary": f"{name}: {summary}"},
         }
-        for alert, expr, window, severity, summary in alerts
+        for alert, expr, window, severity, summary in alerts + golden
     ]
     return {
         "apiVersion": "monitoring.coreos.com/v1",

@@ -20,17 +20,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ai_platform.errors import PlatformError
@@ -40,12 +42,13 @@ from ai_platform.prompts.compiler import version_of
 from ai_platform.prompts.render import request_body
 from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.labels import accept_label, append_label
-from ai_platform.serving.gateway.metrics import Metrics
+from ai_platform.serving.gateway.metrics import CONTENT_TYPE, Metrics
 from ai_platform.serving.gateway.scoring import TrustChampions, score_reply
 from ai_platform.serving.state import GATEWAY_URL_FILE, Color, ModelState, load_all, state_dir
 from ai_platform.trust.model import TrustModel
 from ai_platform.trust.rag import KeywordRetriever, with_context
 
+LOG = logging.getLogger("ai_platform.gateway")
 LOOPBACK = {"127.0.0.1", "::1", "localhost", "testclient"}
 
 
@@ -58,7 +61,7 @@ class Gateway:
         self.trust: dict[str, TrustModel | None] = {}  # model -> champion trust model
         self.champions = TrustChampions()
         self.retrievers: dict[str, KeywordRetriever] = {}
-        self.log = GenerationLog()
+        self.log = GenerationLog(self.metrics)
         self.http = httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=5.0))
         self.reload()
 
@@ -69,12 +72,13 @@ class Gateway:
         for state in states.values():
             if state.live and state.live.bundle not in self.bundles:
                 self.bundles[state.live.bundle] = bundle.load(OciLayout(state.live.bundle_layout), state.live.bundle)
-        self.metrics.switches += sum(before.get(m) != url for m, url in after.items())
+        self.metrics.switched(sum(before.get(m) != url for m, url in after.items()))
         for state in states.values():
             self.trust[state.model] = self.champions.champion(state.warehouse)
             if state.retrieval_corpus and state.retrieval_corpus not in self.retrievers:
                 self.retrievers[state.retrieval_corpus] = KeywordRetriever(Path(state.retrieval_corpus))
         self.states = states
+        self.metrics.track(states)
         return after
 
     def prompt(self, name: str, model: str | None) -> tuple[ModelState, dict[str, Any]]:
@@ -90,7 +94,7 @@ class Gateway:
         return hits[0]
 
     async def run_prompt(self, request: Request) -> Response:
-        started = time.perf_counter()
+        started, received = time.perf_counter(), datetime.now(UTC)
         name = request.path_params["name"]
         try:
             payload = await request.json()
@@ -112,8 +116,8 @@ class Gateway:
         try:
             choice, usage = await self._complete(upstream, body)
         except _UpstreamError as exc:
-            self.metrics.observe("prompt", state.model, 502, time.perf_counter() - started)
-            return _error(502, str(exc))
+            self.metrics.observe("prompt", state.model, exc.status, time.perf_counter() - started)
+            return _error(exc.status, str(exc), param="variables" if exc.status == 400 else None)
         user_text = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
         scored = score_reply(
             state, document, choice, usage, user_text, time.perf_counter() - started, self.trust.get(state.model)
@@ -132,6 +136,7 @@ class Gateway:
             except _UpstreamError:
                 pass  # the first reply stands, marked needs_review
         latency = time.perf_counter() - started
+        self.metrics.reply(state.model, name, scored)
         generation_id = f"gen-{uuid.uuid4().hex}"
         version = version_of(document)
         variables = json.dumps(payload.get("variables", {}), ensure_ascii=False)
@@ -149,6 +154,7 @@ class Gateway:
             latency,
             scored["trust_score"],
             scored["needs_review"],
+            received,
         ]
         self.log.add(state.warehouse, row)
         status = 200 if scored["valid"] else 502
@@ -172,15 +178,19 @@ class Gateway:
         return JSONResponse(result, status_code=status)
 
     async def _complete(self, upstream: Color, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        self.metrics.in_flight[upstream.base_url] += 1
+        self.metrics.enter(upstream.base_url)
         try:
             reply = await self.http.post(f"{upstream.base_url}/v1/chat/completions", json=body)
         except httpx.HTTPError as exc:
-            raise _UpstreamError(f"upstream {upstream.color} unreachable: {type(exc).__name__}") from None
+            LOG.warning("upstream %s (%s) unreachable: %s", upstream.color, upstream.base_url, type(exc).__name__)
+            raise _UpstreamError(502, "the model server is unreachable; try again") from None
         finally:
-            self.metrics.in_flight[upstream.base_url] -= 1
+            self.metrics.leave(upstream.base_url)
         if reply.status_code != 200:
-            raise _UpstreamError(f"upstream {upstream.color} answered HTTP {reply.status_code}: {reply.text[:200]}")
+            LOG.warning("upstream %s answered HTTP %d: %s", upstream.color, reply.status_code, reply.text[:500])
+            if 400 <= reply.status_code < 500:  # the request's fault (an input over the context length, ...)
+                raise _UpstreamError(400, _upstream_message(reply))
+            raise _UpstreamError(502, f"the model server failed (HTTP {reply.status_code}); try again")
         data = reply.json()
         return data["choices"][0], data.get("usage") or {}
 
@@ -204,25 +214,35 @@ class Gateway:
         started = time.perf_counter()
         raw = await request.body()
         try:
-            model = json.loads(raw).get("model") if raw else None
+            payload = json.loads(raw) if raw else None
         except ValueError:
             return _error(400, "the body must be JSON")
+        if not isinstance(payload, dict):
+            return _error(400, f"the body must be a JSON object, not {type(payload).__name__}")
+        model = payload.get("model")
+        serving = sorted(m for m, s in self.states.items() if s.live)
         live = [s for s in self.states.values() if s.live and model in (None, s.model)]
-        if len(live) != 1:
+        if not live:
             return _error(
-                404, f"no single live model for {model!r} (live: {', '.join(s.model for s in live) or 'none'})"
+                404,
+                f"the model {model!r} is not served here (live: {', '.join(serving) or 'none'})",
+                param="model",
+                code="model_not_found",
             )
+        if len(live) > 1:
+            return _error(400, f"several models are live; name one with 'model' ({', '.join(serving)})", param="model")
         upstream = live[0].live
         assert upstream is not None
-        self.metrics.in_flight[upstream.base_url] += 1
+        self.metrics.enter(upstream.base_url)
         url = f"{upstream.base_url}{request.url.path}"
         headers = {"Content-Type": "application/json"}
         upstream_request = self.http.build_request(request.method, url, content=raw, headers=headers)
         try:
             reply = await self.http.send(upstream_request, stream=True)
         except httpx.HTTPError as exc:
-            self.metrics.in_flight[upstream.base_url] -= 1
-            return _error(502, f"upstream unreachable: {type(exc).__name__}")
+            self.metrics.leave(upstream.base_url)
+            LOG.warning("upstream %s (%s) unreachable: %s", upstream.color, upstream.base_url, type(exc).__name__)
+            return _error(502, "the model server is unreachable; try again")
 
         async def relay() -> Any:
             try:
@@ -230,11 +250,20 @@ class Gateway:
                     yield chunk
             finally:
                 await reply.aclose()
-                self.metrics.in_flight[upstream.base_url] -= 1
+                self.metrics.leave(upstream.base_url)
                 self.metrics.observe("openai", live[0].model, reply.status_code, time.perf_counter() - started)
 
         headers = {k: v for k, v in reply.headers.items() if k.lower() in ("content-type", "cache-control")}
         return StreamingResponse(relay(), status_code=reply.status_code, headers=headers)
+
+    async def models(self, request: Request) -> Response:
+        """GET /v1/models: every live model, as OpenAI lists models."""
+        data = [
+            {"id": m, "object": "model", "created": 0, "owned_by": "ai-platform"}
+            for m, s in sorted(self.states.items())
+            if s.live
+        ]
+        return JSONResponse({"object": "list", "data": data})
 
     async def healthz(self, request: Request) -> Response:
         upstreams = {}
@@ -249,7 +278,7 @@ class Gateway:
         return JSONResponse({"status": "ok" if healthy else "degraded", "models": upstreams}, 200 if healthy else 503)
 
     async def metrics_text(self, request: Request) -> Response:
-        return PlainTextResponse(self.metrics.render(self.states), media_type="text/plain; version=0.0.4")
+        return Response(self.metrics.render(), media_type=CONTENT_TYPE)
 
     async def admin_reload(self, request: Request) -> Response:
         if not _local(request):
@@ -274,15 +303,44 @@ class Gateway:
 
 
 class _UpstreamError(Exception):
-    pass
+    """The model server failed a request; `status` is what the caller gets (400: the request's fault)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _upstream_message(reply: httpx.Response) -> str:
+    """The upstream's own explanation of a refused request (vLLM's error shape), without where it runs."""
+    try:
+        error = reply.json().get("error") or {}
+        message = error.get("message") if isinstance(error, dict) else None
+    except (ValueError, AttributeError):
+        message = None
+    return str(message or f"the model server refused the request (HTTP {reply.status_code})")
 
 
 def _local(request: Request) -> bool:
     return request.client is not None and request.client.host in LOOPBACK
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "code": status}}, status_code=status)
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+    502: "upstream_error",
+    503: "service_unavailable",
+}
+
+
+def _error(status: int, message: str, *, param: str | None = None, code: str | None = None) -> JSONResponse:
+    """An error in the OpenAI API's shape: message, type, param, code."""
+    kind = ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    return JSONResponse(body, status_code=status)
 
 
 def create_app(home: Path) -> Starlette:
@@ -301,7 +359,7 @@ def create_app(home: Path) -> Starlette:
             Route("/v1/prompts/{name}:run", gateway.run_prompt, methods=["POST"]),
             Route("/v1/chat/completions", gateway.passthrough, methods=["POST"]),
             Route("/v1/completions", gateway.passthrough, methods=["POST"]),
-            Route("/v1/models", gateway.passthrough, methods=["GET"]),
+            Route("/v1/models", gateway.models, methods=["GET"]),
             Route("/v1/feedback", gateway.feedback, methods=["POST"]),
             Route("/healthz", gateway.healthz),
             Route("/metrics", gateway.metrics_text),

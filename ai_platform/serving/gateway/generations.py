@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
 from collections import defaultdict
 from typing import Any
 
-from ai_platform.errors import PlatformError
+from ai_platform.serving.gateway.metrics import Metrics
 from ai_platform.warehouse import Warehouse, insert_generations
+
+LOG = logging.getLogger("ai_platform.gateway")
 
 # DuckDB refuses a second connection to a file in one process when the two differ in
 # configuration (read-only vs read-write): every warehouse access of the gateway goes
@@ -21,17 +24,22 @@ WAREHOUSE_LOCK = threading.Lock()
 class GenerationLog:
     """Generations go to the warehouse from one background thread, in batches (DuckDB has one writer).
 
-    A batch that cannot be written is kept and retried, never dropped: a generation a
-    reviewer may later label must exist when the label arrives.
+    A batch that cannot be written is kept and retried with backoff, never dropped, whatever
+    the failure (a held lock, a full disk, an I/O error): a generation a reviewer may later
+    label must exist when the label arrives. Waiting rows, written rows and failed writes
+    are on /metrics; each failure is also logged.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, metrics: Metrics, backoff_s: tuple[float, float] = (0.5, 30.0)) -> None:
+        self.metrics = metrics
+        self.backoff_s = backoff_s
         self.queue: queue.Queue[tuple[str, list[Any]]] = queue.Queue()
         self.thread = threading.Thread(target=self._run, name="generation-log", daemon=True)
         self.thread.start()
 
     def add(self, warehouse: str, row: list[Any]) -> None:
         self.queue.put((warehouse, row))
+        self.metrics.log_pending.inc()
 
     def flush(self, timeout_s: float = 10.0) -> None:
         deadline = time.monotonic() + timeout_s
@@ -40,7 +48,7 @@ class GenerationLog:
 
     def _run(self) -> None:
         pending: dict[str, list[list[Any]]] = defaultdict(list)
-        taken = 0
+        taken, delay, retry_at = 0, self.backoff_s[0], 0.0
         while True:
             try:
                 db, row = self.queue.get(timeout=0.2 if not pending else 1.0)
@@ -50,13 +58,29 @@ class GenerationLog:
                     continue
             except queue.Empty:
                 pass
+            taken = 0
+            if time.monotonic() < retry_at:
+                continue
             for db in list(pending):
                 try:
                     with WAREHOUSE_LOCK, Warehouse(db).write() as con:
                         insert_generations(con, pending[db])
-                except PlatformError as exc:  # keep serving and keep the rows: the next round retries
-                    print(f"gateway: {len(pending[db])} generations wait to be logged to {db}: {exc}", flush=True)
+                except Exception as exc:
+                    self.metrics.log_failures.inc()
+                    LOG.warning(
+                        "%d generations wait to be logged to %s (retry in %.1f s): %s: %s",
+                        len(pending[db]),
+                        db,
+                        delay,
+                        type(exc).__name__,
+                        exc,
+                    )
+                    retry_at, delay = time.monotonic() + delay, min(delay * 2, self.backoff_s[1])
                     continue
-                for _ in pending.pop(db):
+                written = pending.pop(db)
+                self.metrics.log_written.inc(len(written))
+                self.metrics.log_pending.dec(len(written))
+                for _ in written:
                     self.queue.task_done()
-            taken = 0
+            if not pending:
+                delay = self.backoff_s[0]

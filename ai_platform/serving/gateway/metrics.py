@@ -1,58 +1,146 @@
-"""The gateway's Prometheus metrics: requests by route, model and status, latency, in-flight, switches."""
+"""The gateway's Prometheus metrics (prometheus_client), the golden metrics of every reply among them.
+
+Traffic: requests by route, model and status, their latency, requests in flight
+per model and color, the live color, switches. Quality of what users get, per
+model and prompt: replies and schema-valid replies (a rate in PromQL), the
+repetition ratio (seq-rep-4), PII entities found in replies, the injection score
+of inputs, the trust score, replies marked for review. The generation log:
+rows waiting, rows written, failed writes.
+"""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge, Histogram, generate_latest
+from prometheus_client import Counter as PromCounter
 
 from ai_platform.serving.state import ModelState
 
-BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+RATIO_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0)
+CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 
 class Metrics:
+    """One registry per gateway, so two gateways in one process (tests) never share counters."""
+
     def __init__(self) -> None:
-        self.requests: Counter[tuple[str, str, int]] = Counter()
-        self.latency: dict[str, list[int]] = defaultdict(lambda: [0] * (len(BUCKETS) + 1))
-        self.latency_sum: defaultdict[str, float] = defaultdict(float)
-        self.in_flight: Counter[str] = Counter()  # by upstream base_url
-        self.switches = 0
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.requests = PromCounter(
+            "ai_platform_gateway_requests",
+            "Requests by route, model and status.",
+            ["route", "model", "status"],
+            registry=r,
+        )
+        self.latency = Histogram(
+            "ai_platform_gateway_request_duration_seconds",
+            "Request latency, whole request.",
+            ["route", "model"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.in_flight_gauge = Gauge(
+            "ai_platform_gateway_in_flight_requests", "Requests waiting on an upstream.", ["model", "color"], registry=r
+        )
+        self.live = Gauge(
+            "ai_platform_gateway_live_color",
+            "1 for the color and image each model is served by.",
+            ["model", "color", "image"],
+            registry=r,
+        )
+        self.switch_count = PromCounter(
+            "ai_platform_gateway_switches", "Upstream switches (rollouts) seen.", registry=r
+        )
+        self.replies = PromCounter("ai_platform_replies", "Replies to prompt runs.", ["model", "prompt"], registry=r)
+        self.valid = PromCounter(
+            "ai_platform_replies_schema_valid",
+            "Replies that the prompt's schema accepts.",
+            ["model", "prompt"],
+            registry=r,
+        )
+        self.repetition = Histogram(
+            "ai_platform_reply_repetition_ratio",
+            "seq-rep-4 of each reply.",
+            ["model"],
+            buckets=RATIO_BUCKETS,
+            registry=r,
+        )
+        self.pii = PromCounter(
+            "ai_platform_reply_pii_entities", "Validated PII entities found in replies.", ["model", "kind"], registry=r
+        )
+        self.injection = Histogram(
+            "ai_platform_request_injection_score",
+            "Prompt-injection score of each input.",
+            ["model"],
+            buckets=RATIO_BUCKETS,
+            registry=r,
+        )
+        self.trust = Histogram(
+            "ai_platform_reply_trust_score",
+            "The champion trust model's score of each reply.",
+            ["model"],
+            buckets=RATIO_BUCKETS,
+            registry=r,
+        )
+        self.review = PromCounter(
+            "ai_platform_replies_needing_review", "Replies scored under the trust threshold.", ["model"], registry=r
+        )
+        self.log_pending = Gauge("ai_platform_generation_log_pending", "Generations waiting to be written.", registry=r)
+        self.log_written = PromCounter(
+            "ai_platform_generation_log_written", "Generations written to the warehouse.", registry=r
+        )
+        self.log_failures = PromCounter(
+            "ai_platform_generation_log_write_failures",
+            "Failed warehouse writes of the generation log (retried).",
+            registry=r,
+        )
+        self.in_flight: Counter[str] = Counter()  # by upstream base_url: what a rollout drains
+        self.colors: dict[str, tuple[str, str]] = {}  # base_url -> (model, color), for the gauge
 
     def observe(self, route: str, model: str, status: int, seconds: float) -> None:
-        self.requests[(route, model, status)] += 1
-        bucket = next((i for i, b in enumerate(BUCKETS) if seconds <= b), len(BUCKETS))
-        self.latency[route][bucket] += 1
-        self.latency_sum[route] += seconds
+        self.requests.labels(route, model, str(status)).inc()
+        self.latency.labels(route, model).observe(seconds)
 
-    def render(self, states: dict[str, ModelState]) -> str:
-        lines = [
-            "# HELP ai_platform_gateway_requests_total Requests by route, model and status.",
-            "# TYPE ai_platform_gateway_requests_total counter",
-        ]
-        lines += [
-            f'ai_platform_gateway_requests_total{{route="{r}",model="{m}",status="{s}"}} {n}'
-            for (r, m, s), n in sorted(self.requests.items())
-        ]
-        lines += [
-            "# HELP ai_platform_gateway_request_seconds Request latency.",
-            "# TYPE ai_platform_gateway_request_seconds histogram",
-        ]
-        for route, counts in sorted(self.latency.items()):
-            total = 0
-            for bound, count in zip([*map(str, BUCKETS), "+Inf"], counts, strict=True):
-                total += count
-                lines.append(f'ai_platform_gateway_request_seconds_bucket{{route="{route}",le="{bound}"}} {total}')
-            lines.append(f'ai_platform_gateway_request_seconds_sum{{route="{route}"}} {self.latency_sum[route]:.6f}')
-            lines.append(f'ai_platform_gateway_request_seconds_count{{route="{route}"}} {total}')
-        lines += ["# TYPE ai_platform_gateway_in_flight gauge"]
-        lines += [f'ai_platform_gateway_in_flight{{upstream="{u}"}} {n}' for u, n in sorted(self.in_flight.items())]
-        lines += ["# TYPE ai_platform_gateway_live_color gauge"]
-        lines += [
-            f'ai_platform_gateway_live_color{{model="{m}",color="{s.live.color}",image="{s.live.image}"}} 1'
-            for m, s in sorted(states.items())
-            if s.live
-        ]
-        lines += [
-            "# TYPE ai_platform_gateway_switches_total counter",
-            f"ai_platform_gateway_switches_total {self.switches}",
-        ]
-        return "\n".join(lines) + "\n"
+    def enter(self, base_url: str) -> None:
+        self.in_flight[base_url] += 1
+        self._gauge(base_url, 1)
+
+    def leave(self, base_url: str) -> None:
+        self.in_flight[base_url] -= 1
+        self._gauge(base_url, -1)
+
+    def _gauge(self, base_url: str, delta: int) -> None:
+        if base_url in self.colors:
+            self.in_flight_gauge.labels(*self.colors[base_url]).inc(delta)
+
+    def switched(self, count: int) -> None:
+        self.switch_count.inc(count)
+
+    def reply(self, model: str, prompt: str, scored: dict[str, Any]) -> None:
+        """The golden metrics of one scored reply (see serving.gateway.scoring.score_reply)."""
+        metrics = scored["metrics"]
+        self.replies.labels(model, prompt).inc()
+        if scored["valid"]:
+            self.valid.labels(model, prompt).inc()
+        self.repetition.labels(model).observe(metrics["seq_rep_4"])
+        for kind in metrics["pii"]:
+            self.pii.labels(model, kind).inc()
+        self.injection.labels(model).observe(metrics["injection"])
+        if scored["trust_score"] is not None:
+            self.trust.labels(model).observe(scored["trust_score"])
+        if scored["needs_review"]:
+            self.review.labels(model).inc()
+
+    def track(self, states: dict[str, ModelState]) -> None:
+        """The live colors after a reload of the rollout state."""
+        self.live.clear()
+        for model, state in states.items():
+            if state.live:
+                self.live.labels(model, state.live.color, state.live.image).set(1)
+                self.colors[state.live.base_url] = (model, state.live.color)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,116 @@
+"""The gateway's own answers, without a model server: OpenAI-shaped errors, /v1/models, /metrics, the generation log."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from starlette.testclient import TestClient
+
+from ai_platform.image.layout import OciLayout
+from ai_platform.prompts import bundle
+from ai_platform.prompts.compiler import compile_bytes
+from ai_platform.serving.gateway import create_app
+from ai_platform.serving.gateway.generations import GenerationLog
+from ai_platform.serving.gateway.metrics import Metrics
+from ai_platform.serving.state import Color, ModelState, save
+from ai_platform.warehouse import GENERATION_COLUMNS, Warehouse
+
+PROMPT = b'user: "Review: {{text}}"\n'
+
+
+@pytest.fixture
+def client(tmp_path: Path):
+    """Two live models whose server is not running: the gateway's own answers must not need one."""
+    layout = OciLayout(tmp_path / "registry" / "prompts")
+    descriptor = bundle.build(layout, "contract-reviewer", [compile_bytes(PROMPT, "prompts/review.prompt")])
+    for model in ("contract-reviewer", "other-model"):
+        live = Color("green", "http://127.0.0.1:9", 1, "sha256:" + "a" * 64, descriptor.digest, str(layout.root), "d")
+        save(tmp_path, ModelState(model, str(tmp_path / "wh.duckdb"), live=live))
+    with TestClient(create_app(tmp_path)) as client:
+        yield client
+
+
+@pytest.mark.parametrize("body", ["[]", '"x"', "1", "null"])
+@pytest.mark.parametrize("route", ["/v1/chat/completions", "/v1/completions"])
+def test_a_json_body_that_is_not_an_object_is_a_400_in_openai_shape(client, route: str, body: str) -> None:
+    reply = client.post(route, content=body, headers={"Content-Type": "application/json"})
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    assert error["type"] == "invalid_request_error" and "JSON object" in error["message"]
+
+
+def test_an_unknown_model_is_a_404_naming_what_is_live_and_not_where(client) -> None:
+    reply = client.post("/v1/chat/completions", json={"model": "gpt-4", "messages": []})
+    assert reply.status_code == 404
+    error = reply.json()["error"]
+    assert error["code"] == "model_not_found" and error["param"] == "model"
+    assert "contract-reviewer, other-model" in error["message"]
+    assert "127.0.0.1" not in reply.text and "green" not in reply.text
+
+
+def test_an_unreachable_model_server_is_a_502_that_does_not_say_where_it_runs(client) -> None:
+    reply = client.post("/v1/chat/completions", json={"model": "contract-reviewer", "messages": []})
+    assert reply.status_code == 502
+    assert reply.json()["error"]["type"] == "upstream_error"
+    assert "127.0.0.1" not in reply.text and "green" not in reply.text
+
+
+def test_models_lists_every_live_model(client) -> None:
+    reply = client.get("/v1/models")
+    assert reply.status_code == 200
+    assert [m["id"] for m in reply.json()["data"]] == ["contract-reviewer", "other-model"]
+
+
+def test_metrics_parse_and_carry_the_golden_metrics(client) -> None:
+    client.post("/v1/chat/completions", json={"model": "gpt-4"})
+    families = {f.name: f for f in text_string_to_metric_families(client.get("/metrics").text)}
+    for name in ("ai_platform_gateway_requests", "ai_platform_gateway_request_duration_seconds",
+                 "ai_platform_gateway_in_flight_requests", "ai_platform_gateway_live_color",
+                 "ai_platform_replies", "ai_platform_replies_schema_valid", "ai_platform_reply_repetition_ratio",
+                 "ai_platform_reply_pii_entities", "ai_platform_request_injection_score",
+                 "ai_platform_reply_trust_score", "ai_platform_replies_needing_review",
+                 "ai_platform_generation_log_pending", "ai_platform_generation_log_write_failures"):  # fmt: skip
+        assert name in families, name
+    live = {s.labels["model"] for s in families["ai_platform_gateway_live_color"].samples}
+    assert live == {"contract-reviewer", "other-model"}
+
+
+def _row(generation_id: str, received: datetime) -> list[object]:
+    values = dict.fromkeys(GENERATION_COLUMNS)
+    values.update(generation_id=generation_id, model="m", prompt_name="p", prompt_version="v", source="gateway",
+                  created_at=received)  # fmt: skip
+    return [values[c] for c in GENERATION_COLUMNS]
+
+
+def _sample(metrics: Metrics, name: str) -> float:
+    return metrics.registry.get_sample_value(name) or 0.0
+
+
+def test_a_failing_writer_keeps_the_rows_retries_and_says_so(tmp_path: Path) -> None:
+    """Any failure (here an OSError: the warehouse's folder is a file) is retried; the thread never dies."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a folder")
+    db = str(blocker / "wh.duckdb")
+    metrics = Metrics()
+    log = GenerationLog(metrics, backoff_s=(0.05, 0.2))
+    received = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
+    log.add(db, _row("gen-1", received))
+    deadline = time.monotonic() + 10
+    while _sample(metrics, "ai_platform_generation_log_write_failures_total") < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _sample(metrics, "ai_platform_generation_log_write_failures_total") >= 2, (
+        "the failure is retried, and counted each time"
+    )
+    assert log.thread.is_alive() and _sample(metrics, "ai_platform_generation_log_pending") == 1
+    blocker.unlink()
+    log.add(db, _row("gen-2", received))
+    log.flush(timeout_s=10)
+    _, rows = Warehouse(db).query("SELECT generation_id, created_at FROM generations ORDER BY 1")
+    assert [r[0] for r in rows] == ["gen-1", "gen-2"]
+    assert rows[0][1] == received, "created_at is when the request came in"
+    assert _sample(metrics, "ai_platform_generation_log_pending") == 0
