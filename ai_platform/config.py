@@ -264,6 +264,26 @@ class Canary(Strict):
     gates: list[Gate] = Field(default_factory=list)
 
 
+class InjectionGuard(Strict):
+    action: Literal["block", "log"] = "block"
+    threshold: float = Field(default=0.8, ge=0.0, le=1.0)  # the input's injection score that triggers it
+
+
+class Guards(Strict):
+    """What the gateway does when a guard fires on this model's traffic; every action is an audit row.
+
+    `pii`: validated PII in a reply is withheld (`block`, the reply says why), replaced by
+    `[PII:kind]` (`mask`), or only recorded (`log`). `injection`: an input scoring at or over
+    the threshold is refused (`block`) or recorded (`log`). `store_inputs`: what
+    `generations.input` keeps: the input as it came (`raw`), with PII masked (`masked`), or
+    nothing (`none`). The defaults are the reference article's (§5.2).
+    """
+
+    pii: Literal["block", "mask", "log"] = "block"
+    injection: InjectionGuard = InjectionGuard()  # frozen: one shared default is safe
+    store_inputs: Literal["raw", "masked", "none"] = "masked"
+
+
 class ModelSpec(Strict):
     name: str = Field(pattern=MODEL_NAME)
     description: str = ""
@@ -275,6 +295,7 @@ class ModelSpec(Strict):
     image: ImageSpec = Field(default_factory=ImageSpec)
     prompts: list[Annotated[str, Field(pattern=PROMPT_NAME)]] = Field(min_length=1)
     canary: Canary
+    guards: Guards = Field(default_factory=Guards)
 
 
 # ---------------------------------------------------------------- loading

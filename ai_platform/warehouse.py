@@ -37,6 +37,7 @@ TABLES = (
     "feedback_quarantine",
     "trust_models",
     "serving_preflights",
+    "guard_actions",
 )
 VIEWS = ("label_summary", "generation_quality")
 
@@ -59,10 +60,32 @@ GENERATION_COLUMNS = (
 )
 
 
+# One row per time a gateway guard acted: scores, never raw text or a secret.
+GUARD_ACTION_COLUMNS = (
+    "action_id",
+    "occurred_at",
+    "key_name",
+    "model",
+    "prompt_name",
+    "route",
+    "guard",
+    "action",
+    "reason",
+    "scores",
+)
+COLUMNS = {"generations": GENERATION_COLUMNS, "guard_actions": GUARD_ACTION_COLUMNS}
+
+
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[list[Any]]) -> None:
+    """Insert rows into `table`, each row's values in COLUMNS[table] order (inside the caller's transaction)."""
+    columns = COLUMNS[table]
+    marks = ", ".join("?" * len(columns))
+    con.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+
+
 def insert_generations(con: duckdb.DuckDBPyConnection, rows: list[list[Any]]) -> None:
     """Insert generations, each row's values in GENERATION_COLUMNS order (inside the caller's transaction)."""
-    marks = ", ".join("?" * len(GENERATION_COLUMNS))
-    con.executemany(f"INSERT INTO generations ({', '.join(GENERATION_COLUMNS)}) VALUES ({marks})", rows)
+    insert_rows(con, "generations", rows)
 
 
 # Earlier texts of migrations whose comments, and nothing else, were reworded after release

@@ -69,12 +69,21 @@ def test_models_lists_every_live_model(client) -> None:
 def test_metrics_parse_and_carry_the_golden_metrics(client) -> None:
     client.post("/v1/chat/completions", json={"model": "gpt-4"})
     families = {f.name: f for f in text_string_to_metric_families(client.get("/metrics").text)}
-    for name in ("ai_platform_gateway_requests", "ai_platform_gateway_request_duration_seconds",
-                 "ai_platform_gateway_in_flight_requests", "ai_platform_gateway_live_color",
-                 "ai_platform_replies", "ai_platform_replies_schema_valid", "ai_platform_reply_repetition_ratio",
-                 "ai_platform_reply_pii_entities", "ai_platform_request_injection_score",
-                 "ai_platform_reply_trust_score", "ai_platform_replies_needing_review",
-                 "ai_platform_generation_log_pending", "ai_platform_generation_log_write_failures"):  # fmt: skip
+    for name in (
+        "ai_platform_gateway_requests",
+        "ai_platform_gateway_request_duration_seconds",
+        "ai_platform_gateway_in_flight_requests",
+        "ai_platform_gateway_live_color",
+        "ai_platform_replies",
+        "ai_platform_replies_schema_valid",
+        "ai_platform_reply_repetition_ratio",
+        "ai_platform_reply_pii_entities",
+        "ai_platform_request_injection_score",
+        "ai_platform_reply_trust_score",
+        "ai_platform_replies_needing_review",
+        "ai_platform_generation_log_pending",
+        "ai_platform_generation_log_write_failures",
+    ):
         assert name in families, name
     live = {s.labels["model"] for s in families["ai_platform_gateway_live_color"].samples}
     assert live == {"contract-reviewer", "other-model"}
@@ -82,8 +91,14 @@ def test_metrics_parse_and_carry_the_golden_metrics(client) -> None:
 
 def _row(generation_id: str, received: datetime) -> list[object]:
     values = dict.fromkeys(GENERATION_COLUMNS)
-    values.update(generation_id=generation_id, model="m", prompt_name="p", prompt_version="v", source="gateway",
-                  created_at=received)  # fmt: skip
+    values.update(
+        generation_id=generation_id,
+        model="m",
+        prompt_name="p",
+        prompt_version="v",
+        source="gateway",
+        created_at=received,
+    )
     return [values[c] for c in GENERATION_COLUMNS]
 
 

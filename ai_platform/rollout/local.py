@@ -105,12 +105,16 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
         trust_threshold=threshold,
         inbox=inbox,
         retrieval_corpus=str(platform.file(corpus)) if corpus else "",
+        guards=snap.spec.guards.model_dump(mode="json"),
     )
     bundle_layout = local_registry(platform, bundle_repository(model))
     documents = prompt_bundle.load(bundle_layout, bundle)
     live = state.live
     if live and live.image == image and healthy(live.base_url):
         if live.bundle == bundle:
+            if state != load(home, model, db):  # the same release, new settings (guards, trust threshold, ...)
+                save(home, state)
+                _reload_gateway(home, log)
             return Rollout(state, "unchanged", None, True)
         new = replace(live, bundle=bundle, bundle_layout=str(bundle_layout.root), deployment_id=uuid.uuid4().hex)
         state = replace(state, live=new, previous=live)

@@ -8,7 +8,7 @@ second), so a switch is one rename.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ class ModelState:
     trust_threshold: float = 0.7  # platform.yaml feedback.trust_threshold, as of the last rollout
     inbox: str = ""  # where `POST /v1/feedback` drops reviewers' labels
     retrieval_corpus: str = ""  # feedback.retrieval_corpus, resolved; empty: no re-ask
+    guards: dict[str, Any] = field(default_factory=dict)  # the model spec's `guards`, as of the last rollout
 
     @property
     def idle_color(self) -> str:
@@ -51,7 +52,7 @@ class ModelState:
         def color(value: dict[str, Any] | None) -> Color | None:
             return Color(**value) if value else None
 
-        optional = {k: data[k] for k in ("trust_threshold", "inbox", "retrieval_corpus") if k in data}
+        optional = {k: data[k] for k in ("trust_threshold", "inbox", "retrieval_corpus", "guards") if k in data}
         return cls(data["model"], data["warehouse"], color(data.get("live")), color(data.get("previous")), **optional)
 
 

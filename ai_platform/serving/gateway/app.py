@@ -36,11 +36,13 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ai_platform.errors import PlatformError
+from ai_platform.evaluation.injection import injection_score
 from ai_platform.image.layout import OciLayout
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import version_of
-from ai_platform.prompts.render import request_body
+from ai_platform.prompts.render import check_reply, request_body
 from ai_platform.serving.gateway.generations import GenerationLog
+from ai_platform.serving.gateway.guards import Action, check_input, check_output, policy, stored_input
 from ai_platform.serving.gateway.labels import accept_label, append_label
 from ai_platform.serving.gateway.metrics import CONTENT_TYPE, Metrics
 from ai_platform.serving.gateway.scoring import TrustChampions, score_reply
@@ -112,13 +114,22 @@ class Gateway:
             return _error(422, str(exc))
         upstream = state.live
         assert upstream is not None
+        guards = policy(state.guards)
+        user_text = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
+        refused = check_input(guards, injection_score(user_text))
+        if refused:
+            self._audit(state, name, "prompt", refused, received)
+            if refused.action == "block":
+                self.metrics.observe("prompt", state.model, 400, time.perf_counter() - started)
+                return _error(
+                    400, f"the input was refused: {refused.reason}", param="variables", code="prompt_injection"
+                )
         body["logprobs"] = True  # the mean token log-probability is a trust-model feature
         try:
             choice, usage = await self._complete(upstream, body)
         except _UpstreamError as exc:
             self.metrics.observe("prompt", state.model, exc.status, time.perf_counter() - started)
             return _error(exc.status, str(exc), param="variables" if exc.status == 400 else None)
-        user_text = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
         scored = score_reply(
             state, document, choice, usage, user_text, time.perf_counter() - started, self.trust.get(state.model)
         )
@@ -135,11 +146,16 @@ class Gateway:
                     scored = {**rescored, "metrics": {**rescored["metrics"], "retrieved": len(retrieved)}}
             except _UpstreamError:
                 pass  # the first reply stands, marked needs_review
+        shown, pii = check_output(guards, scored["content"])
+        if pii:
+            self._audit(state, name, "prompt", pii, received)
+        blocked = pii is not None and pii.action == "block"
+        valid, output = (False, None) if blocked else check_reply(shown, document["output_schema"])
         latency = time.perf_counter() - started
         self.metrics.reply(state.model, name, scored)
         generation_id = f"gen-{uuid.uuid4().hex}"
         version = version_of(document)
-        variables = json.dumps(payload.get("variables", {}), ensure_ascii=False)
+        variables = stored_input(guards, payload.get("variables", {}))
         row = [
             generation_id,
             state.model,
@@ -148,7 +164,7 @@ class Gateway:
             upstream.image,
             "gateway",
             variables,
-            scored["content"],
+            shown,  # masked where the PII guard masked or withheld it
             json.dumps(scored["metrics"], ensure_ascii=False),
             scored["finish_reason"],
             latency,
@@ -157,7 +173,7 @@ class Gateway:
             received,
         ]
         self.log.add(state.warehouse, row)
-        status = 200 if scored["valid"] else 502
+        status = 200 if valid or blocked else 502
         self.metrics.observe("prompt", state.model, status, latency)
         result = {
             "generation_id": generation_id,
@@ -165,17 +181,26 @@ class Gateway:
             "prompt_version": version,
             "model": state.model,
             "image": upstream.image,
-            "output": scored["output"],
-            "schema_valid": scored["valid"],
+            "output": output,
+            "schema_valid": valid,
             "trust_score": scored["trust_score"],
             "needs_review": scored["needs_review"],
-            "finish_reason": scored["finish_reason"],
+            "finish_reason": "content_filter" if blocked else scored["finish_reason"],
             "latency_s": round(latency, 4),
         }
-        if not scored["valid"]:
+        if blocked and pii:
+            result["error"] = f"the reply was withheld: {pii.reason}"
+        elif not valid:
             result["error"] = "the reply does not validate against the prompt's output schema"
-            result["raw_output"] = scored["content"]
+            result["raw_output"] = shown
         return JSONResponse(result, status_code=status)
+
+    def _audit(self, state: ModelState, prompt: str | None, route: str, action: Action, at: datetime) -> None:
+        """One guard_actions row and one count on /metrics for an action a guard took."""
+        self.metrics.guard(state.model, action.guard, action.action)
+        LOG.info("guard %s %s on %s: %s", action.guard, action.action, state.model, action.reason)
+        row = action.row(at=at, key=None, model=state.model, prompt=prompt, route=route)
+        self.log.add(state.warehouse, row, table="guard_actions")
 
     async def _complete(self, upstream: Color, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         self.metrics.enter(upstream.base_url)

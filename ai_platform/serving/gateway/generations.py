@@ -10,7 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 from ai_platform.serving.gateway.metrics import Metrics
-from ai_platform.warehouse import Warehouse, insert_generations
+from ai_platform.warehouse import Warehouse, insert_rows
 
 LOG = logging.getLogger("ai_platform.gateway")
 
@@ -33,12 +33,13 @@ class GenerationLog:
     def __init__(self, metrics: Metrics, backoff_s: tuple[float, float] = (0.5, 30.0)) -> None:
         self.metrics = metrics
         self.backoff_s = backoff_s
-        self.queue: queue.Queue[tuple[str, list[Any]]] = queue.Queue()
+        self.queue: queue.Queue[tuple[tuple[str, str], list[Any]]] = queue.Queue()
         self.thread = threading.Thread(target=self._run, name="generation-log", daemon=True)
         self.thread.start()
 
-    def add(self, warehouse: str, row: list[Any]) -> None:
-        self.queue.put((warehouse, row))
+    def add(self, warehouse: str, row: list[Any], table: str = "generations") -> None:
+        """Queue one row for `table` (generations, or guard_actions) of `warehouse`."""
+        self.queue.put(((warehouse, table), row))
         self.metrics.log_pending.inc()
 
     def flush(self, timeout_s: float = 10.0) -> None:
@@ -47,12 +48,12 @@ class GenerationLog:
             time.sleep(0.05)
 
     def _run(self) -> None:
-        pending: dict[str, list[list[Any]]] = defaultdict(list)
+        pending: dict[tuple[str, str], list[list[Any]]] = defaultdict(list)
         taken, delay, retry_at = 0, self.backoff_s[0], 0.0
         while True:
             try:
-                db, row = self.queue.get(timeout=0.2 if not pending else 1.0)
-                pending[db].append(row)
+                target, row = self.queue.get(timeout=0.2 if not pending else 1.0)
+                pending[target].append(row)
                 taken += 1
                 if taken < 500:
                     continue
@@ -61,15 +62,16 @@ class GenerationLog:
             taken = 0
             if time.monotonic() < retry_at:
                 continue
-            for db in list(pending):
+            for target in list(pending):
+                db, table = target
                 try:
                     with WAREHOUSE_LOCK, Warehouse(db).write() as con:
-                        insert_generations(con, pending[db])
-                except Exception as exc:
+                        insert_rows(con, table, pending[target])
+                except Exception as exc:  # any failure at all: keep the rows and the thread, retry later
                     self.metrics.log_failures.inc()
                     LOG.warning(
-                        "%d generations wait to be logged to %s (retry in %.1f s): %s: %s",
-                        len(pending[db]),
+                        "%d rows wait to be logged to %s (retry in %.1f s): %s: %s",
+                        len(pending[target]),
                         db,
                         delay,
                         type(exc).__name__,
@@ -77,7 +79,7 @@ class GenerationLog:
                     )
                     retry_at, delay = time.monotonic() + delay, min(delay * 2, self.backoff_s[1])
                     continue
-                written = pending.pop(db)
+                written = pending.pop(target)
                 self.metrics.log_written.inc(len(written))
                 self.metrics.log_pending.dec(len(written))
                 for _ in written:

@@ -88,6 +88,9 @@ class Metrics:
         self.review = PromCounter(
             "ai_platform_replies_needing_review", "Replies scored under the trust threshold.", ["model"], registry=r
         )
+        self.guard_actions = PromCounter(
+            "ai_platform_guard_actions", "Actions guards took.", ["model", "guard", "action"], registry=r
+        )
         self.log_pending = Gauge("ai_platform_generation_log_pending", "Generations waiting to be written.", registry=r)
         self.log_written = PromCounter(
             "ai_platform_generation_log_written", "Generations written to the warehouse.", registry=r
@@ -141,6 +144,9 @@ class Metrics:
             if state.live:
                 self.live.labels(model, state.live.color, state.live.image).set(1)
                 self.colors[state.live.base_url] = (model, state.live.color)
+
+    def guard(self, model: str, guard: str, action: str) -> None:
+        self.guard_actions.labels(model, guard, action).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -1,0 +1,67 @@
+"""An OpenAI-compatible chat server on 127.0.0.1 that answers what a test tells it to (a stand-in for vLLM).
+
+It speaks the part of vLLM's API the gateway uses: POST /v1/chat/completions answers
+one choice with the queued content (or an error status and vLLM's error body), GET
+/health answers 200. Every request body is kept, so a test can tell whether one
+reached the model at all.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class FakeUpstream:
+    replies: list[tuple[int, str]] = field(default_factory=list)  # (status, content or error message), in order
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    url: str = ""
+
+    def reply(self, content: str, status: int = 200) -> None:
+        self.replies.append((status, content))
+
+
+@contextmanager
+def serving(upstream: FakeUpstream) -> Iterator[FakeUpstream]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _send(self, status: int, body: dict[str, Any]) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self._send(200, {}) if self.path == "/health" else self._send(404, {"error": {"message": "no route"}})
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            upstream.requests.append(body)
+            status, content = upstream.replies.pop(0) if upstream.replies else (200, "")
+            if status != 200:
+                self._send(status, {"error": {"message": content, "type": "BadRequestError", "code": status}})
+                return
+            message = {"role": "assistant", "content": content}
+            choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
+            usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+            self._send(200, {"id": "chatcmpl-1", "object": "chat.completion", "choices": [choice], "usage": usage})
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    upstream.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield upstream
+    finally:
+        server.shutdown()
+        server.server_close()
