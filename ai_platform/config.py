@@ -103,6 +103,12 @@ class Feedback(Strict):
     retrieval_corpus: str | None = None
 
 
+class GatewayConfig(Strict):
+    """The gateway's settings: where its hashed API keys live (under the platform home unless absolute)."""
+
+    keys: str = "gateway/keys.json"
+
+
 class PlatformConfig(Strict):
     name: str = Field(pattern=MODEL_NAME)
     storage: Storage = Field(default_factory=Storage)
@@ -110,6 +116,7 @@ class PlatformConfig(Strict):
     execution: Execution = Field(default_factory=Execution)
     kubernetes: Kubernetes = Field(default_factory=Kubernetes)
     feedback: Feedback = Field(default_factory=Feedback)
+    gateway: GatewayConfig = Field(default_factory=GatewayConfig)
 
 
 # ---------------------------------------------------------------- models/<name>.yaml
@@ -330,6 +337,10 @@ class Platform(BaseModel):
     @property
     def artifacts_path(self) -> Path:
         return self.state(self.config.storage.artifacts)
+
+    @property
+    def gateway_keys_path(self) -> Path:
+        return self.state(self.config.gateway.keys)
 
     @property
     def inbox_path(self) -> Path:

@@ -49,11 +49,14 @@ def ship_model_job():  # reconstructable: a multiprocess step loads the definiti
     return defs.resolve_job_def("ship_model")
 
 
+KEY: dict[str, str] = {}  # the Authorization header for the gateway start_gateway started
+
+
 def start_gateway(home: Path) -> tuple[Any, threading.Thread, str]:
     import httpx
     import uvicorn
 
-    from ai_platform.serving.gateway import create_app
+    from ai_platform.serving.gateway import create_app, keys
     from ai_platform.serving.state import GATEWAY_URL_FILE
 
     with socket.socket() as sock:
@@ -71,6 +74,7 @@ def start_gateway(home: Path) -> tuple[Any, threading.Thread, str]:
             time.sleep(0.05)
     (home / "rollout").mkdir(parents=True, exist_ok=True)
     (home / "rollout" / GATEWAY_URL_FILE).write_text(url + "\n")
+    KEY["Authorization"] = f"Bearer {keys.create(home / 'gateway' / 'keys.json', 'benchmark', ['invoke'])}"
     return server, thread, url
 
 
@@ -135,7 +139,7 @@ def execute(instance, request, executor: str) -> tuple[float, list[tuple[str, fl
 def ask(url: str, variables: dict[str, Any]) -> dict[str, Any]:
     import httpx
 
-    reply = httpx.post(f"{url}/v1/prompts/contract_review:run", json={"variables": variables}, timeout=120)
+    reply = httpx.post(f"{url}/v1/prompts/contract_review:run", json={"variables": variables}, headers=KEY, timeout=120)
     return reply.json() if reply.status_code in (200, 502) else {"status": reply.status_code, "text": reply.text}
 
 

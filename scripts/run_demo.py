@@ -49,7 +49,27 @@ def start_gateway() -> str:
     raise SystemExit(f"the gateway did not start; see {HOME / 'gateway.log'}")
 
 
-def try_the_gateway(url: str) -> None:
+def demo_keys() -> dict[str, Path]:
+    """The demo's API keys: one to call prompts, one for reviewers' labels. Only their sha256 is in the key
+    file (platform.yaml's gateway.keys); the raw keys are written owner-only beside it, for you to use."""
+    from ai_platform.serving.gateway import keys
+
+    folder = HOME / "gateway"
+    made = {}
+    for name, scopes in (("invoke", ["invoke"]), ("reviewer-demo", ["label"])):
+        path = folder / f"{name}.key"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(keys.create(folder / "keys.json", name, scopes) + "\n")
+        path.chmod(0o600)
+        made[name] = path
+    return made
+
+
+def bearer(path: Path) -> dict[str, str]:
+    return {"Authorization": f"Bearer {path.read_text().strip()}"}
+
+
+def try_the_gateway(url: str, key: Path) -> None:
     import json
 
     import httpx
@@ -57,9 +77,15 @@ def try_the_gateway(url: str) -> None:
     case = json.loads((REPO / "evals/contract_review.jsonl").read_text(encoding="utf-8").splitlines()[0])
     body = json.dumps({"variables": case["vars"]}, ensure_ascii=False)
     print(f"\ngateway:   {url}  (make demo-stop ends it and the live model)")
-    print(f"  curl -s {url}/v1/prompts/contract_review:run -H 'Content-Type: application/json' -d '{body[:60]}…'")
+    print(f"  keys:    {key} (invoke), {key.parent / 'reviewer-demo.key'} (label); `ai-platform keys` makes more")
+    print(
+        f'  curl -s {url}/v1/prompts/contract_review:run -H "Authorization: Bearer $(cat {key.relative_to(ROOT)})"'
+        f" -H 'Content-Type: application/json' -d '{body[:60]}…'"
+    )
     try:
-        reply = httpx.post(f"{url}/v1/prompts/contract_review:run", json={"variables": case["vars"]}, timeout=120)
+        reply = httpx.post(
+            f"{url}/v1/prompts/contract_review:run", json={"variables": case["vars"]}, headers=bearer(key), timeout=120
+        )
     except httpx.HTTPError as exc:
         print(f"  no answer: {type(exc).__name__}")
         return
@@ -159,6 +185,7 @@ def main() -> int:
         instance.add_dynamic_partitions("models", missing)
 
     Warehouse(HOME / "warehouse.duckdb").migrate()
+    made = demo_keys()
     gateway = start_gateway()
     unexpected = 0
     for model in models:
@@ -167,14 +194,16 @@ def main() -> int:
     # Reviewers at work: real traffic through the gateway, labeled against the corpus's truth.
     from ai_platform.demo.reviewers import review
 
-    labels = review(gateway, inbox, count=480)  # a holdout of ~150: fewer make the AUCs a coin toss
+    labels = review(
+        gateway, inbox, bearer(made["invoke"]), count=480
+    )  # a holdout of ~150: fewer make the AUCs a coin toss
     print(f"\nreviewers: {sum(1 for _ in labels.open())} labels of gateway replies in {labels}")
     unexpected += run(learn_from_feedback_job, instance, {}, "learn_from_feedback")
 
     print(f"\nUI:        make ui   (then open http://127.0.0.1:3000, instance in {DAGSTER_HOME})")
     query = "SELECT path, count(*) AS tensors, sum(data_end - data_begin) AS bytes FROM tensor_hashes GROUP BY path"
     print(f'warehouse: .venv/bin/ai-platform sql "{query}" --warehouse {HOME}/warehouse.duckdb')
-    try_the_gateway(gateway)
+    try_the_gateway(gateway, made["invoke"])
     return 1 if unexpected else 0
 
 

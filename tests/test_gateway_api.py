@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 from ai_platform.image.layout import OciLayout
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import compile_bytes
-from ai_platform.serving.gateway import create_app
+from ai_platform.serving.gateway import create_app, keys
 from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.metrics import Metrics
 from ai_platform.serving.state import Color, ModelState, save
@@ -30,7 +30,8 @@ def client(tmp_path: Path):
     for model in ("contract-reviewer", "other-model"):
         live = Color("green", "http://127.0.0.1:9", 1, "sha256:" + "a" * 64, descriptor.digest, str(layout.root), "d")
         save(tmp_path, ModelState(model, str(tmp_path / "wh.duckdb"), live=live))
-    with TestClient(create_app(tmp_path)) as client:
+    raw = keys.create(tmp_path / "gateway" / "keys.json", "tester", ["invoke"])
+    with TestClient(create_app(tmp_path), headers={"Authorization": f"Bearer {raw}"}) as client:
         yield client
 
 

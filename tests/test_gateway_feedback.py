@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 
 from ai_platform.feedback.ingest import ingest
-from ai_platform.serving.gateway import create_app
+from ai_platform.serving.gateway import create_app, keys
 from ai_platform.serving.state import ModelState, save
 from ai_platform.warehouse import Warehouse
 
@@ -19,7 +20,8 @@ GOOD = {"generation_id": "gen-1", "reviewer": "ana", "label": "missed_risk", "la
 @pytest.fixture
 def client(tmp_path: Path):
     save(tmp_path, ModelState("m", str(tmp_path / "wh.duckdb"), inbox=str(tmp_path / "inbox")))
-    with TestClient(create_app(tmp_path)) as client:
+    raw = keys.create(tmp_path / "gateway" / "keys.json", "ana", ["label"])
+    with TestClient(create_app(tmp_path), headers={"Authorization": f"Bearer {raw}"}) as client:
         yield client
 
 
@@ -27,10 +29,11 @@ def client(tmp_path: Path):
     ("change", "reason"),
     [
         ({"label": "meh"}, "unknown label"),
-        ({"reviewer": "  "}, "missing reviewer"),
+        ({"generation_id": "  "}, "missing generation_id"),
         ({"labeled_at": "2026-12-01T10:00:00"}, "labeled_at has no time zone"),
         ({"labeled_at": "yesterday"}, "labeled_at is not an ISO 8601 timestamp"),
-        ({"reviewer": 7}, "field is not a string"),
+        ({"comment": 7}, "field is not a string"),
+        ({"labeled_at": "2099-01-01T00:00:00Z"}, "labeled_at is in the future"),
         ({"score": "1"}, "unknown field: score"),
     ],
 )
@@ -50,3 +53,12 @@ def test_a_good_label_lands_in_the_inbox_and_ingests_like_a_file_row(client, tmp
     assert report.rows_in == 1
     _, rows = Warehouse(tmp_path / "wh.duckdb").query("SELECT reason FROM feedback_quarantine")
     assert rows == [("unknown generation_id",)]  # the one check that needs the warehouse, at ingestion
+
+
+def test_the_key_names_the_reviewer_and_a_label_an_hour_ahead_is_refused(client, tmp_path) -> None:
+    assert client.post("/v1/feedback", json={**GOOD, "reviewer": "mallory"}).status_code == 202
+    (written,) = (tmp_path / "inbox").iterdir()
+    assert json.loads(written.read_text())["reviewer"] == "ana", "the key's name, not the body's"
+    ahead = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    reply = client.post("/v1/feedback", json={**GOOD, "labeled_at": ahead})
+    assert reply.status_code == 422 and "in the future" in reply.json()["error"]["message"]

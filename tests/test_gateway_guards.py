@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 from ai_platform.image.layout import OciLayout
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import compile_bytes
-from ai_platform.serving.gateway import create_app
+from ai_platform.serving.gateway import create_app, keys
 from ai_platform.serving.state import Color, ModelState, save
 from ai_platform.warehouse import Warehouse
 
@@ -36,7 +36,8 @@ def gateway(home: Path, upstream: FakeUpstream, guards: dict[str, Any] | None = 
     descriptor = bundle.build(layout, MODEL, [compile_bytes(PROMPT, "prompts/review.prompt")])
     live = Color("blue", upstream.url, 1, "sha256:" + "a" * 64, descriptor.digest, str(layout.root), "d")
     save(home, ModelState(MODEL, str(home / "wh.duckdb"), live=live, guards=guards or {}))
-    return TestClient(create_app(home))
+    raw = keys.create(home / "gateway" / "keys.json", "tester", ["invoke"])
+    return TestClient(create_app(home), headers={"Authorization": f"Bearer {raw}"})
 
 
 def run(client: TestClient, text: str) -> Any:
@@ -60,6 +61,8 @@ def test_pii_in_a_reply_never_reaches_the_caller_under_block(tmp_path: Path, ups
     assert body["output"] is None and body["finish_reason"] == "content_filter"
     assert "withheld" in body["error"]
     ((guard, action, reason, scores),) = audit(tmp_path)
+    _, callers = Warehouse(tmp_path / "wh.duckdb").query("SELECT key_name FROM guard_actions")
+    assert callers == [("tester",)]
     assert (guard, action) == ("pii", "block") and pii not in reason + scores
     _, stored = Warehouse(tmp_path / "wh.duckdb").query("SELECT output FROM generations")
     assert pii not in stored[0][0] and "[PII:" in stored[0][0]

@@ -25,7 +25,7 @@ from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import CompiledPrompt
 from ai_platform.records import ModelImage, PromptBundle, Records
 from ai_platform.rollout import local
-from ai_platform.serving.gateway import create_app
+from ai_platform.serving.gateway import create_app, keys
 from ai_platform.serving.state import GATEWAY_URL_FILE
 from ai_platform.specs import pinned_spec
 from ai_platform.warehouse import Warehouse
@@ -38,9 +38,12 @@ pytestmark = [
 ]
 CHAIN = SHIP_CHAIN[: SHIP_CHAIN.index("canary_eval")]  # the rollout is called by hand here
 
+KEY: dict[str, str] = {}  # the Authorization header for the running gateway (set by its fixture)
+
 
 @pytest.fixture
 def gateway(tmp_path: Path) -> Iterator[str]:
+    """The real gateway on a free port; KEY holds an invoke key for it."""
     home = tmp_path / "home"
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -57,6 +60,7 @@ def gateway(tmp_path: Path) -> Iterator[str]:
             time.sleep(0.1)
     (home / "rollout").mkdir(parents=True, exist_ok=True)
     (home / "rollout" / GATEWAY_URL_FILE).write_text(url)
+    KEY["Authorization"] = f"Bearer {keys.create(home / 'gateway' / 'keys.json', 'tester', ['invoke'])}"
     yield url
     server.should_exit = True
     thread.join(timeout=10)
@@ -78,7 +82,7 @@ class Traffic:
             while not self.stop.is_set():
                 try:
                     reply = client.post(
-                        f"{self.url}/v1/prompts/contract_review:run", json={"variables": self.variables}
+                        f"{self.url}/v1/prompts/contract_review:run", json={"variables": self.variables}, headers=KEY
                     )
                     self.statuses[reply.status_code] += 1
                     if reply.status_code == 200:
@@ -105,7 +109,9 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
 
     first = local.deploy(snap, image_a, bundle_a, log=print)
     assert first.kind == "model" and first.state.live is not None
-    reply = httpx.post(f"{gateway}/v1/prompts/contract_review:run", json={"variables": case["vars"]}, timeout=120)
+    reply = httpx.post(
+        f"{gateway}/v1/prompts/contract_review:run", json={"variables": case["vars"]}, headers=KEY, timeout=120
+    )
     assert reply.status_code == 200, reply.text
     body = reply.json()
     assert body["schema_valid"] and body["output"]["risk_points"] and body["generation_id"].startswith("gen-")
@@ -137,7 +143,9 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     pid = second.state.live.pid
     third = local.deploy(snap, image_b, bundle_c, log=print)
     assert third.kind == "prompts" and third.state.live.pid == pid
-    served = httpx.post(f"{gateway}/v1/prompts/contract_review:run", json={"variables": case["vars"]}, timeout=120)
+    served = httpx.post(
+        f"{gateway}/v1/prompts/contract_review:run", json={"variables": case["vars"]}, headers=KEY, timeout=120
+    )
     assert served.json()["prompt_version"] != body["prompt_version"]
 
     back = local.rollback(snap, log=print)

@@ -15,10 +15,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ai_platform.cli import config, demo, feedback, guard, image, prompts, rollout, runtime, warehouse, weights
+from ai_platform.cli import config, demo, feedback, guard, image, keys, prompts, rollout, runtime, warehouse, weights
 from ai_platform.errors import PlatformError
 
-AREAS = (demo, config, warehouse, weights, prompts, image, guard, feedback, rollout, runtime)
+AREAS = (demo, config, warehouse, weights, prompts, image, guard, feedback, rollout, keys, runtime)
 
 
 def parser() -> argparse.ArgumentParser:

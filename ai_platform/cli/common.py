@@ -9,9 +9,12 @@ from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ai_platform.errors import PlatformError
+
+if TYPE_CHECKING:
+    from ai_platform.config import PlatformConfig
 
 Handler = Callable[[argparse.Namespace], Any]
 Areas: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # an area's subcommands
@@ -42,20 +45,26 @@ def json_default(value: Any) -> Any:
     return str(value)
 
 
-def warehouse_path(args: argparse.Namespace) -> Path:
-    """--warehouse, else platform.yaml's storage.warehouse (on $AI_PLATFORM_REPO's branch, if set) under the home."""
+def configured_path(given: str | None, option: str, pick: Callable[[PlatformConfig], str]) -> Path:
+    """`given` (the command's --option), else the location platform.yaml names (`pick`; on $AI_PLATFORM_REPO's
+    branch when set, the default otherwise), under $AI_PLATFORM_HOME."""
     from ai_platform.changes import local_repo
-    from ai_platform.config import Storage, under
+    from ai_platform.config import PlatformConfig, under
     from ai_platform.platform_repo import config_at
 
-    if args.warehouse:
-        return Path(args.warehouse)
+    if given:
+        return Path(given)
     home = os.environ.get("AI_PLATFORM_HOME")
     if not home:
-        raise PlatformError("no warehouse given: pass --warehouse DB or set AI_PLATFORM_HOME")
+        raise PlatformError(f"pass {option} or set AI_PLATFORM_HOME")
     repo, branch = os.environ.get("AI_PLATFORM_REPO"), os.environ.get("AI_PLATFORM_BRANCH", "main")
-    storage = config_at(local_repo(repo, Path(home)), branch).storage if repo else Storage()
-    return under(Path(home), storage.warehouse)
+    config = config_at(local_repo(repo, Path(home)), branch) if repo else PlatformConfig(name="default")
+    return under(Path(home), pick(config))
+
+
+def warehouse_path(args: argparse.Namespace) -> Path:
+    """--warehouse, else platform.yaml's storage.warehouse under the home."""
+    return configured_path(args.warehouse, "--warehouse DB", lambda config: config.storage.warehouse)
 
 
 def home_of(args: argparse.Namespace) -> Path:

@@ -30,12 +30,15 @@ def grade(expected: dict[str, Any], output: Any) -> str:
     return "correct"
 
 
-def review(gateway: str, inbox: Path, *, count: int = 160, seed: int = 0, workers: int = 4) -> Path:
+def review(
+    gateway: str, inbox: Path, headers: dict[str, str], *, count: int = 160, seed: int = 0, workers: int = 4
+) -> Path:
+    """`count` held-out contracts through the gateway (with `headers`' invoke key), graded into a label file."""
     examples = list(corpus.examples(seed + 3_000_003, count, "review"))
 
     def ask(example: corpus.Example) -> dict[str, Any]:
         reply = httpx.post(f"{gateway}/v1/prompts/contract_review:run",
-                           json={"variables": {"input_pdf_text": example.text}}, timeout=120)
+                           json={"variables": {"input_pdf_text": example.text}}, headers=headers, timeout=120)
         answer: dict[str, Any] = reply.json()
         return answer
 

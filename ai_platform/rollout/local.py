@@ -26,7 +26,7 @@ from ai_platform.logs import Log
 from ai_platform.prompts import bundle as prompt_bundle
 from ai_platform.prompts.render import request_body
 from ai_platform.rollout.notify import notify
-from ai_platform.serving.state import Color, ModelState, gateway_url, load, record_live, save
+from ai_platform.serving.state import Color, ModelState, admin_headers, gateway_url, load, record_live, save
 from ai_platform.serving.vllm import healthy, launch_image, stop_pid
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
@@ -46,7 +46,7 @@ def _reload_gateway(home: Path, log: Log) -> bool:
         log("no gateway is running (`ai-platform serve` starts one); it will route by the new state when it starts")
         return False
     try:
-        httpx.post(f"{url}/admin/reload", timeout=10).raise_for_status()
+        httpx.post(f"{url}/admin/reload", headers=admin_headers(home), timeout=10).raise_for_status()
         return True
     except httpx.HTTPError as exc:
         log(f"gateway at {url} did not reload ({type(exc).__name__}); it re-reads the state within a second")
@@ -58,7 +58,8 @@ def _drain(home: Path, old: Color, log: Log, timeout_s: float = 120.0) -> bool:
     deadline = time.monotonic() + timeout_s
     while url and time.monotonic() < deadline:
         try:
-            in_flight = httpx.get(f"{url}/admin/status", timeout=5).json()["in_flight"].get(old.base_url, 0)
+            status = httpx.get(f"{url}/admin/status", headers=admin_headers(home), timeout=5).json()
+            in_flight = status["in_flight"].get(old.base_url, 0)
         except (httpx.HTTPError, ValueError, KeyError):
             break
         if in_flight <= 0:
@@ -106,6 +107,7 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
         inbox=inbox,
         retrieval_corpus=str(platform.file(corpus)) if corpus else "",
         guards=snap.spec.guards.model_dump(mode="json"),
+        keys_file=str(platform.gateway_keys_path),
     )
     bundle_layout = local_registry(platform, bundle_repository(model))
     documents = prompt_bundle.load(bundle_layout, bundle)

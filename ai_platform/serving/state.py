@@ -16,6 +16,7 @@ from ai_platform.artifacts import atomic_write
 
 COLORS = ("blue", "green")
 GATEWAY_URL_FILE = "gateway.url"  # written by `ai-platform serve` under <home>/rollout
+ADMIN_KEY_FILE = "gateway.admin-key"  # the gateway's local admin key (owner-only), beside it
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class ModelState:
     inbox: str = ""  # where `POST /v1/feedback` drops reviewers' labels
     retrieval_corpus: str = ""  # feedback.retrieval_corpus, resolved; empty: no re-ask
     guards: dict[str, Any] = field(default_factory=dict)  # the model spec's `guards`, as of the last rollout
+    keys_file: str = ""  # platform.yaml gateway.keys, resolved: the hashed API keys
 
     @property
     def idle_color(self) -> str:
@@ -52,7 +54,9 @@ class ModelState:
         def color(value: dict[str, Any] | None) -> Color | None:
             return Color(**value) if value else None
 
-        optional = {k: data[k] for k in ("trust_threshold", "inbox", "retrieval_corpus", "guards") if k in data}
+        optional = {
+            k: data[k] for k in ("trust_threshold", "inbox", "retrieval_corpus", "guards", "keys_file") if k in data
+        }
         return cls(data["model"], data["warehouse"], color(data.get("live")), color(data.get("previous")), **optional)
 
 
@@ -64,6 +68,12 @@ def gateway_url(home: Path) -> str | None:
     """The running gateway's address, as `ai-platform serve` left it (None: none is running)."""
     path = state_dir(home) / GATEWAY_URL_FILE
     return path.read_text().strip() if path.is_file() else None
+
+
+def admin_headers(home: Path) -> dict[str, str]:
+    """The running gateway's local admin key, as an Authorization header (none if no gateway wrote one)."""
+    path = state_dir(home) / ADMIN_KEY_FILE
+    return {"Authorization": f"Bearer {path.read_text().strip()}"} if path.is_file() else {}
 
 
 def idle_color(home: Path, model: str) -> str:

@@ -1,5 +1,6 @@
 """The gateway, one module per concern: routes (app), metrics, the generation log, label intake, scoring."""
 
+from ai_platform.serving.gateway import keys
 from ai_platform.serving.gateway.app import Gateway, create_app, serve
 
-__all__ = ["Gateway", "create_app", "serve"]
+__all__ = ["Gateway", "create_app", "keys", "serve"]

@@ -21,9 +21,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +36,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ai_platform.artifacts import atomic_write
 from ai_platform.errors import PlatformError
 from ai_platform.evaluation.injection import injection_score
 from ai_platform.image.layout import OciLayout
@@ -43,19 +45,20 @@ from ai_platform.prompts.compiler import version_of
 from ai_platform.prompts.render import check_reply, request_body
 from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.guards import Action, check_input, check_output, policy, stored_input
+from ai_platform.serving.gateway.keys import KeyRing, Refused, new_key
 from ai_platform.serving.gateway.labels import accept_label, append_label
 from ai_platform.serving.gateway.metrics import CONTENT_TYPE, Metrics
 from ai_platform.serving.gateway.scoring import TrustChampions, score_reply
-from ai_platform.serving.state import GATEWAY_URL_FILE, Color, ModelState, load_all, state_dir
+from ai_platform.serving.state import ADMIN_KEY_FILE, GATEWAY_URL_FILE, Color, ModelState, load_all, state_dir
 from ai_platform.trust.model import TrustModel
 from ai_platform.trust.rag import KeywordRetriever, with_context
 
 LOG = logging.getLogger("ai_platform.gateway")
-LOOPBACK = {"127.0.0.1", "::1", "localhost", "testclient"}
+Handler = Callable[[Request], Awaitable[Response]]
 
 
 class Gateway:
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, keys_file: Path | None = None, local_admin: str | None = None) -> None:
         self.home = Path(home)
         self.states: dict[str, ModelState] = {}
         self.bundles: dict[str, dict[str, dict[str, Any]]] = {}  # digest -> prompt name -> document
@@ -66,6 +69,22 @@ class Gateway:
         self.log = GenerationLog(self.metrics)
         self.http = httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=5.0))
         self.reload()
+        named = next((Path(s.keys_file) for s in self.states.values() if s.keys_file), None)
+        self.keys = KeyRing(keys_file or named or default_keys_file(self.home), local_admin)
+
+    def requires(self, scope: str, handler: Handler) -> Handler:
+        """`handler`, for requests whose bearer key has `scope`; the key is `request.state.key`."""
+
+        async def endpoint(request: Request) -> Response:
+            try:
+                request.state.key = self.keys.authorize(request.headers.get("authorization"), scope)
+            except Refused as exc:
+                code = "invalid_api_key" if exc.status == 401 else "insufficient_scope"
+                challenge = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+                return _error(exc.status, str(exc), code=code, headers=challenge)
+            return await handler(request)
+
+        return endpoint
 
     def reload(self) -> dict[str, str]:
         states = load_all(self.home)
@@ -118,7 +137,7 @@ class Gateway:
         user_text = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
         refused = check_input(guards, injection_score(user_text))
         if refused:
-            self._audit(state, name, "prompt", refused, received)
+            self._audit(request, state, name, "prompt", refused, received)
             if refused.action == "block":
                 self.metrics.observe("prompt", state.model, 400, time.perf_counter() - started)
                 return _error(
@@ -148,7 +167,7 @@ class Gateway:
                 pass  # the first reply stands, marked needs_review
         shown, pii = check_output(guards, scored["content"])
         if pii:
-            self._audit(state, name, "prompt", pii, received)
+            self._audit(request, state, name, "prompt", pii, received)
         blocked = pii is not None and pii.action == "block"
         valid, output = (False, None) if blocked else check_reply(shown, document["output_schema"])
         latency = time.perf_counter() - started
@@ -195,11 +214,13 @@ class Gateway:
             result["raw_output"] = shown
         return JSONResponse(result, status_code=status)
 
-    def _audit(self, state: ModelState, prompt: str | None, route: str, action: Action, at: datetime) -> None:
-        """One guard_actions row and one count on /metrics for an action a guard took."""
+    def _audit(
+        self, request: Request, state: ModelState, prompt: str | None, route: str, action: Action, at: datetime
+    ) -> None:
+        """One guard_actions row (naming the caller's key) and one count on /metrics for an action a guard took."""
         self.metrics.guard(state.model, action.guard, action.action)
         LOG.info("guard %s %s on %s: %s", action.guard, action.action, state.model, action.reason)
-        row = action.row(at=at, key=None, model=state.model, prompt=prompt, route=route)
+        row = action.row(at=at, key=request.state.key.name, model=state.model, prompt=prompt, route=route)
         self.log.add(state.warehouse, row, table="guard_actions")
 
     async def _complete(self, upstream: Color, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -225,6 +246,8 @@ class Gateway:
             label = await request.json()
         except ValueError:
             return _error(400, "the body must be JSON")
+        if isinstance(label, dict):
+            label = {**label, "reviewer": request.state.key.name}  # the key names the reviewer, not the body
         row, problem = accept_label(label)
         if row is None:
             return _error(422, problem or "")
@@ -306,13 +329,9 @@ class Gateway:
         return Response(self.metrics.render(), media_type=CONTENT_TYPE)
 
     async def admin_reload(self, request: Request) -> Response:
-        if not _local(request):
-            return _error(403, "admin endpoints answer loopback clients only")
         return JSONResponse({"live": await asyncio.to_thread(self.reload)})
 
     async def admin_status(self, request: Request) -> Response:
-        if not _local(request):
-            return _error(403, "admin endpoints answer loopback clients only")
         return JSONResponse(
             {"models": {m: s.to_json() for m, s in self.states.items()}, "in_flight": dict(self.metrics.in_flight)}
         )
@@ -345,10 +364,6 @@ def _upstream_message(reply: httpx.Response) -> str:
     return str(message or f"the model server refused the request (HTTP {reply.status_code})")
 
 
-def _local(request: Request) -> bool:
-    return request.client is not None and request.client.host in LOOPBACK
-
-
 ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -361,15 +376,32 @@ ERROR_TYPES = {
 }
 
 
-def _error(status: int, message: str, *, param: str | None = None, code: str | None = None) -> JSONResponse:
+def _error(
+    status: int,
+    message: str,
+    *,
+    param: str | None = None,
+    code: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
     """An error in the OpenAI API's shape: message, type, param, code."""
     kind = ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
     body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
-    return JSONResponse(body, status_code=status)
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
-def create_app(home: Path) -> Starlette:
-    gateway = Gateway(home)
+def default_keys_file(home: Path) -> Path:
+    """Where the keys are when no rollout state names platform.yaml's gateway.keys yet."""
+    return Path(home) / "gateway" / "keys.json"
+
+
+def create_app(home: Path, keys_file: Path | None = None) -> Starlette:
+    """The gateway app; it writes a fresh local admin key (owner-only) for rollouts on this machine."""
+    local_admin = new_key()
+    admin_file = state_dir(home) / ADMIN_KEY_FILE
+    atomic_write(admin_file, local_admin.encode())
+    os.chmod(admin_file, 0o600)
+    gateway = Gateway(home, keys_file, local_admin)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -381,15 +413,15 @@ def create_app(home: Path) -> Starlette:
 
     app = Starlette(
         routes=[
-            Route("/v1/prompts/{name}:run", gateway.run_prompt, methods=["POST"]),
-            Route("/v1/chat/completions", gateway.passthrough, methods=["POST"]),
-            Route("/v1/completions", gateway.passthrough, methods=["POST"]),
-            Route("/v1/models", gateway.models, methods=["GET"]),
-            Route("/v1/feedback", gateway.feedback, methods=["POST"]),
+            Route("/v1/prompts/{name}:run", gateway.requires("invoke", gateway.run_prompt), methods=["POST"]),
+            Route("/v1/chat/completions", gateway.requires("invoke", gateway.passthrough), methods=["POST"]),
+            Route("/v1/completions", gateway.requires("invoke", gateway.passthrough), methods=["POST"]),
+            Route("/v1/models", gateway.requires("invoke", gateway.models), methods=["GET"]),
+            Route("/v1/feedback", gateway.requires("label", gateway.feedback), methods=["POST"]),
             Route("/healthz", gateway.healthz),
             Route("/metrics", gateway.metrics_text),
-            Route("/admin/reload", gateway.admin_reload, methods=["POST"]),
-            Route("/admin/status", gateway.admin_status),
+            Route("/admin/reload", gateway.requires("admin", gateway.admin_reload), methods=["POST"]),
+            Route("/admin/status", gateway.requires("admin", gateway.admin_status)),
         ],
         lifespan=lifespan,
     )

@@ -4,21 +4,27 @@ from __future__ import annotations
 
 import fcntl
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from ai_platform.feedback.checks import check_label
 from ai_platform.feedback.formats import FIELDS
 
+MAX_SKEW = timedelta(minutes=5)  # a reviewer's clock may run this far ahead of the gateway's
 
-def accept_label(label: Any) -> tuple[dict[str, Any] | None, str | None]:
-    """The row to append, or the reason the label is refused (the same reasons a file's rows get)."""
+
+def accept_label(label: Any, now: datetime | None = None) -> tuple[dict[str, Any] | None, str | None]:
+    """The row to append, or the reason the label is refused: the reasons a file's rows get, and a
+    `labeled_at` later than now (plus a small skew), which would let a label choose the trust model's holdout."""
+    now = now or datetime.now(UTC)
     if isinstance(label, dict) and label.get("labeled_at") is None:
-        label = {**label, "labeled_at": datetime.now(UTC).isoformat()}  # labeled now, unless it says when
+        label = {**label, "labeled_at": now.isoformat()}  # labeled now, unless it says when
     problem = check_label(label)
     if problem:
         return None, problem
+    if datetime.fromisoformat(str(label["labeled_at"]).strip().upper().replace("Z", "+00:00")) > now + MAX_SKEW:
+        return None, f"labeled_at is in the future (more than {MAX_SKEW.seconds // 60} minutes ahead of the gateway)"
     return {k: label.get(k) for k in FIELDS}, None
 
 

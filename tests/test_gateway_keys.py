@@ -1,0 +1,81 @@
+"""Every route but /healthz and /metrics needs a bearer key with the right scope; keys are stored hashed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from ai_platform.serving.gateway import create_app, keys
+from ai_platform.serving.state import ModelState, admin_headers, save
+
+ROUTES = [
+    ("POST", "/v1/prompts/review:run", "invoke"),
+    ("POST", "/v1/chat/completions", "invoke"),
+    ("POST", "/v1/completions", "invoke"),
+    ("GET", "/v1/models", "invoke"),
+    ("POST", "/v1/feedback", "label"),
+    ("POST", "/admin/reload", "admin"),
+    ("GET", "/admin/status", "admin"),
+]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    save(tmp_path, ModelState("m", str(tmp_path / "wh.duckdb"), inbox=str(tmp_path / "inbox")))
+    return tmp_path
+
+
+def key_file(home: Path) -> Path:
+    return home / "gateway" / "keys.json"
+
+
+@pytest.mark.parametrize(("method", "path", "scope"), ROUTES)
+def test_each_route_refuses_a_missing_a_wrong_and_an_unscoped_key(home: Path, method: str, path: str, scope: str):
+    other = next(s for s in keys.SCOPES if s != scope)
+    unscoped = keys.create(key_file(home), "someone", [other])
+    scoped = keys.create(key_file(home), "allowed", [scope])
+    with TestClient(create_app(home)) as client:
+        missing = client.request(method, path, json={})
+        wrong = client.request(method, path, json={}, headers={"Authorization": "Bearer aip-not-a-key"})
+        forbidden = client.request(method, path, json={}, headers={"Authorization": f"Bearer {unscoped}"})
+        allowed = client.request(method, path, json={}, headers={"Authorization": f"Bearer {scoped}"})
+    assert missing.status_code == 401 and missing.headers["www-authenticate"] == "Bearer"
+    assert missing.json()["error"]["type"] == "authentication_error"
+    assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "invalid_api_key"
+    assert forbidden.status_code == 403 and forbidden.json()["error"]["type"] == "permission_error"
+    assert allowed.status_code not in (401, 403)
+
+
+def test_health_and_metrics_need_no_key(home: Path) -> None:
+    with TestClient(create_app(home)) as client:
+        assert client.get("/healthz").status_code == 200
+        assert client.get("/metrics").status_code == 200
+
+
+def test_keys_are_stored_hashed_and_a_revoked_key_stops_working(home: Path) -> None:
+    raw = keys.create(key_file(home), "ana", ["invoke"])
+    stored = key_file(home).read_text()
+    assert raw not in stored and keys.digest(raw) in stored
+    assert key_file(home).stat().st_mode & 0o077 == 0, "owner-only"
+    with TestClient(create_app(home), headers={"Authorization": f"Bearer {raw}"}) as client:
+        assert client.get("/v1/models").status_code == 200
+        assert keys.revoke(key_file(home), "ana")
+        assert client.get("/v1/models").status_code == 401, "the file is re-read when it changes"
+
+
+def test_the_local_admin_key_lets_rollouts_on_this_machine_reload(home: Path) -> None:
+    with TestClient(create_app(home)) as client:
+        headers = admin_headers(home)
+        assert client.post("/admin/reload", headers=headers).status_code == 200
+        assert json.loads(client.get("/admin/status", headers=headers).text)["models"]["m"]["model"] == "m"
+
+
+def test_platform_yaml_names_the_key_file_through_the_rollout_state(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "secrets" / "gateway-keys.json"
+    save(tmp_path, ModelState("m", str(tmp_path / "wh.duckdb"), keys_file=str(elsewhere)))
+    raw = keys.create(elsewhere, "ana", ["invoke"])
+    with TestClient(create_app(tmp_path), headers={"Authorization": f"Bearer {raw}"}) as client:
+        assert client.get("/v1/models").status_code == 200
