@@ -43,10 +43,11 @@ envs:
 demo: envs
 	.venv/bin/python scripts/run_demo.py
 
-# The image tests run a real registry and real clients: Debian's docker-registry, skopeo
-# and umoci. Installed here when this is a Debian machine and we are root; anywhere else
-# the tests that need them skip, naming what is missing.
-SYSTEM_TOOLS := docker-registry skopeo umoci
+# The image tests run a real registry and real clients (Debian's docker-registry, skopeo,
+# umoci); the gateway's shared admission window runs on a real redis-server. Installed here
+# when this is a Debian machine and we are root; anywhere else the tests that need them
+# skip, naming what is missing.
+SYSTEM_TOOLS := docker-registry skopeo umoci redis-server
 system-deps:
 	@missing=""; for t in $(SYSTEM_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \

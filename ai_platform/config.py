@@ -104,9 +104,13 @@ class Feedback(Strict):
 
 
 class GatewayConfig(Strict):
-    """The gateway's settings: where its hashed API keys live (under the platform home unless absolute)."""
+    """The gateway's settings: where its hashed API keys live (under the platform home unless absolute), and
+    where the admission windows live."""
 
     keys: str = "gateway/keys.json"
+    # Where the admission windows live: memory:// for one gateway process, redis://HOST:PORT for
+    # replicas that share them (any storage URI of the `limits` library).
+    window_storage: str = "memory://"
 
 
 class PlatformConfig(Strict):
@@ -228,6 +232,23 @@ class ImageSpec(Strict):
     base: str | None = Field(default=None, pattern=r"^\S+@sha256:[0-9a-f]{64}$")
 
 
+class Admission(Strict):
+    """The gateway's weighted admission control for one model (docs/architecture.md, "Admission control").
+
+    A request weighs what it will cost the model server: its input tokens plus four times
+    its `max_tokens`, in units of 256. The weights admitted in the last `window_s` seconds
+    may sum to `budget`, and one key to `key_share` of it. Over either, the request is
+    retried at `degrade_max_tokens` (if set and smaller), else refused with 429 and a
+    Retry-After. `max_tokens` is what a request that names none gets.
+    """
+
+    window_s: int = Field(default=10, ge=1)
+    budget: int = Field(default=400, ge=1)
+    key_share: float = Field(default=0.5, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=512, ge=1)
+    degrade_max_tokens: int | None = Field(default=128, ge=1)
+
+
 class Serving(Strict):
     max_model_len: int = Field(default=2048, ge=64)
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
@@ -240,6 +261,7 @@ class Serving(Strict):
     structured_outputs_backend: Literal["xgrammar"] = "xgrammar"
     compact_json: bool = True
     extra_args: list[str] = Field(default_factory=list)
+    admission: Admission = Field(default_factory=Admission)
 
 
 class Gate(Strict):

@@ -100,6 +100,14 @@ serving:
   block_size: 32
   cpu_kv_cache_space_gib: 1
   max_num_seqs: 8
+  # The gateway's admission window, sized for this tiny model on 2 CPU cores (it answers ~8
+  # contracts a second); the default (400 per 10 s) is sized for a 7B model on one GPU.
+  admission:
+    budget: 2000
+    window_s: 10
+    key_share: 0.9
+    max_tokens: 512
+    degrade_max_tokens: 256
 prompts: [contract_review]
 canary:
   evals: [evals/contract_review.jsonl]
@@ -112,6 +120,10 @@ canary:
     - {{metric: task_recall, max_drop: 0.02}}
     - {{metric: task_recall, min: 0.8}}  # measured: trained 0.96, random weights 0.21
     - {{metric: coherence, min: 0.2}}  # measured: trained 0.39, random weights 0.002
+guards:  # what the gateway does, as the reference article does (§5.2); each action is a guard_actions row
+  pii: block  # a reply with validated PII never reaches the caller
+  injection: {{action: block, threshold: 0.8}}
+  store_inputs: masked  # generations.input keeps the variables with PII masked
 """
 
 CONTRACT_REVIEW_PROMPT = f'''\

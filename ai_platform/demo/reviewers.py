@@ -11,6 +11,7 @@ else `correct`. The labels land in the inbox as a JSONL file, as real ones do.
 from __future__ import annotations
 
 import json
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -37,8 +38,12 @@ def review(
     examples = list(corpus.examples(seed + 3_000_003, count, "review"))
 
     def ask(example: corpus.Example) -> dict[str, Any]:
-        reply = httpx.post(f"{gateway}/v1/prompts/contract_review:run",
-                           json={"variables": {"input_pdf_text": example.text}}, headers=headers, timeout=120)
+        body = {"variables": {"input_pdf_text": example.text}}
+        for _ in range(20):  # a polite client: over the admission budget, wait as long as the gateway says
+            reply = httpx.post(f"{gateway}/v1/prompts/contract_review:run", json=body, headers=headers, timeout=120)
+            if reply.status_code != 429:
+                break
+            time.sleep(float(reply.headers.get("retry-after", "1")))
         answer: dict[str, Any] = reply.json()
         return answer
 

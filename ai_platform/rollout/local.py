@@ -108,6 +108,8 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
         retrieval_corpus=str(platform.file(corpus)) if corpus else "",
         guards=snap.spec.guards.model_dump(mode="json"),
         keys_file=str(platform.gateway_keys_path),
+        window_storage=platform.config.gateway.window_storage,
+        admission=snap.spec.serving.admission.model_dump(mode="json"),
     )
     bundle_layout = local_registry(platform, bundle_repository(model))
     documents = prompt_bundle.load(bundle_layout, bundle)

@@ -30,6 +30,10 @@ class Color:
     deployment_id: str
 
 
+# Fields a state file written by an older platform may lack: they take their defaults.
+OPTIONAL = ("trust_threshold", "inbox", "retrieval_corpus", "guards", "keys_file", "window_storage", "admission")
+
+
 @dataclass(frozen=True)
 class ModelState:
     model: str
@@ -41,6 +45,8 @@ class ModelState:
     retrieval_corpus: str = ""  # feedback.retrieval_corpus, resolved; empty: no re-ask
     guards: dict[str, Any] = field(default_factory=dict)  # the model spec's `guards`, as of the last rollout
     keys_file: str = ""  # platform.yaml gateway.keys, resolved: the hashed API keys
+    window_storage: str = "memory://"  # platform.yaml gateway.window_storage
+    admission: dict[str, Any] = field(default_factory=dict)  # the model spec's serving.admission
 
     @property
     def idle_color(self) -> str:
@@ -54,9 +60,7 @@ class ModelState:
         def color(value: dict[str, Any] | None) -> Color | None:
             return Color(**value) if value else None
 
-        optional = {
-            k: data[k] for k in ("trust_threshold", "inbox", "retrieval_corpus", "guards", "keys_file") if k in data
-        }
+        optional = {k: data[k] for k in OPTIONAL if k in data}
         return cls(data["model"], data["warehouse"], color(data.get("live")), color(data.get("previous")), **optional)
 
 

@@ -37,12 +37,14 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ai_platform.artifacts import atomic_write
+from ai_platform.config import Admission
 from ai_platform.errors import PlatformError
 from ai_platform.evaluation.injection import injection_score
 from ai_platform.image.layout import OciLayout
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import version_of
 from ai_platform.prompts.render import check_reply, request_body
+from ai_platform.serving.gateway.admission import Windows
 from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.guards import Action, check_input, check_output, policy, stored_input
 from ai_platform.serving.gateway.keys import KeyRing, Refused, new_key
@@ -71,6 +73,28 @@ class Gateway:
         self.reload()
         named = next((Path(s.keys_file) for s in self.states.values() if s.keys_file), None)
         self.keys = KeyRing(keys_file or named or default_keys_file(self.home), local_admin)
+        storage = next((s.window_storage for s in self.states.values() if s.window_storage), "memory://")
+        self.windows = Windows(storage)
+
+    def admit(self, request: Request, state: ModelState, body: dict[str, Any], input_bytes: int) -> Response | None:
+        """Weighted admission for one request to `state`'s model: None when admitted (its max_tokens set, maybe
+        lowered); else the 429 to answer, with Retry-After."""
+        policy = Admission.model_validate(state.admission)
+        body["max_tokens"] = body.get("max_tokens") or policy.max_tokens
+        decision = self.windows.admit(state.model, request.state.key.name, policy, input_bytes, body["max_tokens"])
+        self.metrics.admission(state.model, decision.kind, decision.weight)
+        if decision.kind == "rejected":
+            LOG.info("admission: rejected %s for %s: %s", state.model, request.state.key.name, decision.reason)
+            headers = {"Retry-After": str(decision.retry_after_s)}
+            return _error(
+                429,
+                f"{decision.reason}; retry in {decision.retry_after_s} s",
+                code="rate_limit_exceeded",
+                headers=headers,
+            )
+        body["max_tokens"] = decision.max_tokens
+        request.state.admission = decision.kind
+        return None
 
     def requires(self, scope: str, handler: Handler) -> Handler:
         """`handler`, for requests whose bearer key has `scope`; the key is `request.state.key`."""
@@ -143,6 +167,10 @@ class Gateway:
                 return _error(
                     400, f"the input was refused: {refused.reason}", param="variables", code="prompt_injection"
                 )
+        input_bytes = sum(len(m["content"].encode("utf-8")) for m in body["messages"])
+        if refusal := self.admit(request, state, body, input_bytes):
+            self.metrics.observe("prompt", state.model, 429, time.perf_counter() - started)
+            return refusal
         body["logprobs"] = True  # the mean token log-probability is a trust-model feature
         try:
             choice, usage = await self._complete(upstream, body)
@@ -212,7 +240,7 @@ class Gateway:
         elif not valid:
             result["error"] = "the reply does not validate against the prompt's output schema"
             result["raw_output"] = shown
-        return JSONResponse(result, status_code=status)
+        return JSONResponse(result, status_code=status, headers={"X-Admission": request.state.admission})
 
     def _audit(
         self, request: Request, state: ModelState, prompt: str | None, route: str, action: Action, at: datetime
@@ -281,6 +309,11 @@ class Gateway:
             return _error(400, f"several models are live; name one with 'model' ({', '.join(serving)})", param="model")
         upstream = live[0].live
         assert upstream is not None
+        asked = payload.get("messages") if "messages" in payload else payload.get("prompt")
+        if refusal := self.admit(request, live[0], payload, len(json.dumps(asked, ensure_ascii=False).encode())):
+            self.metrics.observe("openai", live[0].model, 429, time.perf_counter() - started)
+            return refusal
+        raw = json.dumps(payload, ensure_ascii=False).encode("utf-8")  # with the admitted max_tokens
         self.metrics.enter(upstream.base_url)
         url = f"{upstream.base_url}{request.url.path}"
         headers = {"Content-Type": "application/json"}

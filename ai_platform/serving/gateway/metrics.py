@@ -91,6 +91,16 @@ class Metrics:
         self.guard_actions = PromCounter(
             "ai_platform_guard_actions", "Actions guards took.", ["model", "guard", "action"], registry=r
         )
+        self.admissions = PromCounter(
+            "ai_platform_admission_decisions", "Admission decisions.", ["model", "decision"], registry=r
+        )
+        self.admitted_weight = Histogram(
+            "ai_platform_admission_weight",
+            "Weight of each request decided (input tokens + 4 x max_tokens, in units of 256).",
+            ["model", "decision"],
+            buckets=(1, 2, 4, 8, 16, 32, 64, 128),
+            registry=r,
+        )
         self.log_pending = Gauge("ai_platform_generation_log_pending", "Generations waiting to be written.", registry=r)
         self.log_written = PromCounter(
             "ai_platform_generation_log_written", "Generations written to the warehouse.", registry=r
@@ -147,6 +157,10 @@ class Metrics:
 
     def guard(self, model: str, guard: str, action: str) -> None:
         self.guard_actions.labels(model, guard, action).inc()
+
+    def admission(self, model: str, decision: str, weight: int) -> None:
+        self.admissions.labels(model, decision).inc()
+        self.admitted_weight.labels(model, decision).observe(weight)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
