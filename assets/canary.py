@@ -59,7 +59,7 @@ def canary_eval(
     svg = snap.platform.artifacts_path / "reports" / f"canary-{candidate.run_id}-latency.svg"
     svg.parent.mkdir(parents=True, exist_ok=True)
     svg.write_text(latency_svg(latencies))
-    metadata = {
+    metadata: dict[str, dg.RawMetadataValue] = {
         "run_id": candidate.run_id,
         "image": candidate.image_digest,
         "bundle": candidate.bundle_digest,

@@ -12,6 +12,7 @@ platform.yaml yet) means the embedded default.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ def platform_config() -> PlatformConfig:
 class ExecutionBackend(dg.ConfigurableResource):
     """Where the pipeline runs: the one backend platform.yaml names, for every asset.
 
-    Two implementations below, one per target; `for_config` picks one, once.
+    Two implementations below, one per target; `execution_for` picks one, once.
     """
 
     target: str
@@ -70,7 +71,7 @@ class ExecutionBackend(dg.ConfigurableResource):
 
     def for_run(self, snap: SpecSnapshot) -> Backend:
         """The library's backend, once the run's pinned platform.yaml is known to name the same target."""
-        backend = for_config(snap.platform.config)
+        backend = backend_for(snap.platform.config)
         if backend.target != self.target:
             raise ConfigError(
                 f"platform.yaml at {snap.commit.sha[:12]} names the {backend.target!r} backend,"
@@ -140,9 +141,9 @@ class KubernetesExecution(ExecutionBackend):
         return PipesK8sClient().run(context=context, extras={"job": job}, namespace=k8s.namespace, base_pod_spec=spec)
 
 
-def for_config(config: PlatformConfig) -> ExecutionBackend:
+def execution_for(config: PlatformConfig) -> ExecutionBackend:
     """The resource for the backend platform.yaml names (`ai_platform.backend.for_config` decides which)."""
-    made = {
+    made: dict[str, Callable[[], ExecutionBackend]] = {
         "embedded": EmbeddedExecution,
         "kubernetes": lambda: KubernetesExecution(
             namespace=config.kubernetes.namespace, gpu_step_config=gpu_step_config(config)
@@ -152,5 +153,5 @@ def for_config(config: PlatformConfig) -> ExecutionBackend:
 
 
 CONFIG = platform_config()
-EXECUTION = for_config(CONFIG)
+EXECUTION = execution_for(CONFIG)
 GPU_STEP_TAGS: dict[str, Any] = EXECUTION.gpu_step_tags()

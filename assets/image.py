@@ -36,7 +36,7 @@ def model_image(context: dg.AssetExecutionContext, platform_repo: PlatformRepoRe
         )
         for layer in image.built.layers
     ]
-    metadata = {
+    metadata: dict[str, dg.RawMetadataValue] = {
         "digest": image.built.digest,
         "ref": image.ref,
         "weights_digest": f"sha256:{image.weights_digest}",

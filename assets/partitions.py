@@ -2,4 +2,5 @@
 
 import dagster as dg
 
-models_partitions = dg.DynamicPartitionsDefinition(name="models")
+MODELS = "models"
+models_partitions = dg.DynamicPartitionsDefinition(name=MODELS)

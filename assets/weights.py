@@ -63,7 +63,7 @@ def verified_weights(context: dg.AssetExecutionContext, platform_repo: PlatformR
         passed=result.passed,
         metadata={"against": result.against, "problems": "\n".join(result.problems) or "none"},
     )
-    metadata = {
+    metadata: dict[str, dg.RawMetadataValue] = {
         "manifest_digest": f"sha256:{result.digest}",
         "tensors": tensors,
         "against": result.against,

@@ -20,7 +20,7 @@ import dagster as dg
 from ai_platform.changes import COMMIT_TAG, CommitPlan, Plan, plan, shown, sync
 from ai_platform.errors import PlatformError
 from assets import SHIP_CHAIN, all_assets, ship_model
-from assets.partitions import models_partitions
+from assets.partitions import MODELS, models_partitions
 from assets.resources import PlatformRepoResource
 
 # 100 commits plan in well under a second (benchmarks/sensor_tick.py); a backlog drains over ticks.
@@ -28,12 +28,15 @@ MAX_COMMITS_PER_TICK = 100
 TAG_CHARS = 200  # author and message are for people scanning the runs list, not an archive
 
 
+ASSETS = [a for a in all_assets if isinstance(a, dg.AssetsDefinition)]
+
+
 def _onward() -> dict[str, tuple[str, ...]]:
     """Each stage of the ship chain with every stage downstream of it, from the real asset graph."""
     chain = dg.AssetSelection.assets(*SHIP_CHAIN)
     onward = {}
     for stage in SHIP_CHAIN:
-        keys = (dg.AssetSelection.assets(stage).downstream() & chain).resolve(all_assets)
+        keys = (dg.AssetSelection.assets(stage).downstream() & chain).resolve(ASSETS)
         names = {key.to_user_string() for key in keys}
         onward[stage] = tuple(s for s in SHIP_CHAIN if s in names)
     return onward
@@ -132,7 +135,7 @@ def platform_repo_sensor(
         for model in sorted(change.stages)
         if model in live
     ]
-    existing = set(context.instance.get_dynamic_partitions(models_partitions.name))
+    existing = set(context.instance.get_dynamic_partitions(MODELS))
     partitions: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []
     if live - existing:
         partitions.append(models_partitions.build_add_request(sorted(live - existing)))

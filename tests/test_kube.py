@@ -161,10 +161,11 @@ def test_a_run_pinned_to_another_target_than_the_code_location_loaded_is_refused
     """The backend is chosen once; a commit that moves platform.yaml to Kubernetes needs a reload first."""
     from conftest import MODEL
 
+    from ai_platform.backend.embedded import EmbeddedBackend
     from ai_platform.specs import snapshot_model_spec
     from assets.execution import EmbeddedExecution, KubernetesExecution
 
     snap = snapshot_model_spec(own_demo_repo, tmp_path / "home", MODEL)  # the demo's platform.yaml: embedded
-    assert EmbeddedExecution().for_run(snap).target == "embedded"
+    assert isinstance(EmbeddedExecution().for_run(snap), EmbeddedBackend), "the library's backend, not the resource"
     with pytest.raises(ConfigError, match="names the 'embedded' backend, but this code location loaded 'kubernetes'"):
         KubernetesExecution().for_run(snap)
