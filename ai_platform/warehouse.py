@@ -76,11 +76,14 @@ GUARD_ACTION_COLUMNS = (
 COLUMNS = {"generations": GENERATION_COLUMNS, "guard_actions": GUARD_ACTION_COLUMNS}
 
 
-def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[list[Any]]) -> None:
-    """Insert rows into `table`, each row's values in COLUMNS[table] order (inside the caller's transaction)."""
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[list[Any]], *, idempotent: bool = False) -> None:
+    """Insert rows into `table`, each row's values in COLUMNS[table] order (inside the caller's transaction).
+
+    `idempotent`: a row whose primary key is already there is skipped (a replayed journal)."""
     columns = COLUMNS[table]
     marks = ", ".join("?" * len(columns))
-    con.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+    verb = "INSERT OR IGNORE" if idempotent else "INSERT"
+    con.executemany(f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
 
 
 def insert_generations(con: duckdb.DuckDBPyConnection, rows: list[list[Any]]) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 class FakeUpstream:
     replies: list[tuple[int, str]] = field(default_factory=list)  # (status, content or error message), in order
     requests: list[dict[str, Any]] = field(default_factory=list)
+    default: str = ""  # the content once `replies` runs out
     url: str = ""
 
     def reply(self, content: str, status: int = 200) -> None:
@@ -47,7 +48,7 @@ def serving(upstream: FakeUpstream) -> Iterator[FakeUpstream]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             upstream.requests.append(body)
-            status, content = upstream.replies.pop(0) if upstream.replies else (200, "")
+            status, content = upstream.replies.pop(0) if upstream.replies else (200, upstream.default)
             if status != 200:
                 self._send(status, {"error": {"message": content, "type": "BadRequestError", "code": status}})
                 return

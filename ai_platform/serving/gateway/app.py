@@ -47,6 +47,7 @@ from ai_platform.prompts.render import check_reply, request_body
 from ai_platform.serving.gateway.admission import Windows
 from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.guards import Action, check_input, check_output, policy, stored_input
+from ai_platform.serving.gateway.journal import Journal
 from ai_platform.serving.gateway.keys import KeyRing, Refused, new_key
 from ai_platform.serving.gateway.labels import accept_label, append_label
 from ai_platform.serving.gateway.metrics import CONTENT_TYPE, Metrics
@@ -68,7 +69,7 @@ class Gateway:
         self.trust: dict[str, TrustModel | None] = {}  # model -> champion trust model
         self.champions = TrustChampions()
         self.retrievers: dict[str, KeywordRetriever] = {}
-        self.log = GenerationLog(self.metrics)
+        self.log = GenerationLog(self.metrics, Journal(self.home / "gateway" / "journal"))
         self.http = httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=5.0))
         self.reload()
         named = next((Path(s.keys_file) for s in self.states.values() if s.keys_file), None)
@@ -141,6 +142,8 @@ class Gateway:
     async def run_prompt(self, request: Request) -> Response:
         started, received = time.perf_counter(), datetime.now(UTC)
         name = request.path_params["name"]
+        if self.log.full:
+            return _error(503, "the gateway cannot log more replies until the warehouse takes its backlog; retry later")
         try:
             payload = await request.json()
         except ValueError:
@@ -161,7 +164,7 @@ class Gateway:
         user_text = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
         refused = check_input(guards, injection_score(user_text))
         if refused:
-            self._audit(request, state, name, "prompt", refused, received)
+            await self._audit(request, state, name, "prompt", refused, received)
             if refused.action == "block":
                 self.metrics.observe("prompt", state.model, 400, time.perf_counter() - started)
                 return _error(
@@ -195,7 +198,7 @@ class Gateway:
                 pass  # the first reply stands, marked needs_review
         shown, pii = check_output(guards, scored["content"])
         if pii:
-            self._audit(request, state, name, "prompt", pii, received)
+            await self._audit(request, state, name, "prompt", pii, received)
         blocked = pii is not None and pii.action == "block"
         valid, output = (False, None) if blocked else check_reply(shown, document["output_schema"])
         latency = time.perf_counter() - started
@@ -219,7 +222,7 @@ class Gateway:
             scored["needs_review"],
             received,
         ]
-        self.log.add(state.warehouse, row)
+        await asyncio.to_thread(self.log.add, state.warehouse, row)  # on disk before the reply goes out
         status = 200 if valid or blocked else 502
         self.metrics.observe("prompt", state.model, status, latency)
         result = {
@@ -242,14 +245,14 @@ class Gateway:
             result["raw_output"] = shown
         return JSONResponse(result, status_code=status, headers={"X-Admission": request.state.admission})
 
-    def _audit(
+    async def _audit(
         self, request: Request, state: ModelState, prompt: str | None, route: str, action: Action, at: datetime
     ) -> None:
         """One guard_actions row (naming the caller's key) and one count on /metrics for an action a guard took."""
         self.metrics.guard(state.model, action.guard, action.action)
         LOG.info("guard %s %s on %s: %s", action.guard, action.action, state.model, action.reason)
         row = action.row(at=at, key=request.state.key.name, model=state.model, prompt=prompt, route=route)
-        self.log.add(state.warehouse, row, table="guard_actions")
+        await asyncio.to_thread(self.log.add, state.warehouse, row, "guard_actions")
 
     async def _complete(self, upstream: Color, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         self.metrics.enter(upstream.base_url)
@@ -442,6 +445,8 @@ def create_app(home: Path, keys_file: Path | None = None) -> Starlette:
         yield
         task.cancel()
         gateway.log.flush()
+        if gateway.log.journal:
+            gateway.log.journal.close()  # what is still unwritten stays journaled for the next start
         await gateway.http.aclose()
 
     app = Starlette(

@@ -1,4 +1,9 @@
-"""The generation log: every reply the gateway gives goes to the warehouse, off the request path."""
+"""The generation log: every reply the gateway gives goes to the warehouse, off the request path.
+
+Each row is first appended to the journal (fsync'd) on the request's way out, then
+written to the warehouse in batches by one thread; rows a dead gateway left in its
+journal are replayed when the next one starts.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,11 @@ import logging
 import queue
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
+from pathlib import Path
 from typing import Any
 
+from ai_platform.serving.gateway.journal import Journal
 from ai_platform.serving.gateway.metrics import Metrics
 from ai_platform.warehouse import Warehouse, insert_rows
 
@@ -30,16 +37,31 @@ class GenerationLog:
     are on /metrics; each failure is also logged.
     """
 
-    def __init__(self, metrics: Metrics, backoff_s: tuple[float, float] = (0.5, 30.0)) -> None:
+    def __init__(
+        self, metrics: Metrics, journal: Journal | None = None, backoff_s: tuple[float, float] = (0.5, 30.0)
+    ) -> None:
         self.metrics = metrics
+        self.journal = journal
         self.backoff_s = backoff_s
-        self.queue: queue.Queue[tuple[tuple[str, str], list[Any]]] = queue.Queue()
+        self.queue: queue.Queue[tuple[tuple[str, str], list[Any], Path | None]] = queue.Queue()
+        for segment, entries in journal.orphans() if journal else []:
+            LOG.warning("replaying %d journaled rows of a gateway that stopped: %s", len(entries), segment.name)
+            for entry in entries:
+                self.queue.put(((entry["db"], entry["table"]), entry["row"], segment))
+                self.metrics.log_pending.inc()
         self.thread = threading.Thread(target=self._run, name="generation-log", daemon=True)
         self.thread.start()
 
+    @property
+    def full(self) -> bool:
+        """Too many journaled rows wait for the warehouse: refuse new requests rather than lose one."""
+        return self.journal is not None and self.journal.full
+
     def add(self, warehouse: str, row: list[Any], table: str = "generations") -> None:
-        """Queue one row for `table` (generations, or guard_actions) of `warehouse`."""
-        self.queue.put(((warehouse, table), row))
+        """Journal one row for `table` (generations, or guard_actions) of `warehouse`, then queue it.
+        Returns once the row is on disk: call it before the reply goes out."""
+        segment = self.journal.append({"db": warehouse, "table": table, "row": row}) if self.journal else None
+        self.queue.put(((warehouse, table), row, segment))
         self.metrics.log_pending.inc()
 
     def flush(self, timeout_s: float = 10.0) -> None:
@@ -48,12 +70,12 @@ class GenerationLog:
             time.sleep(0.05)
 
     def _run(self) -> None:
-        pending: dict[tuple[str, str], list[list[Any]]] = defaultdict(list)
+        pending: dict[tuple[str, str], list[tuple[list[Any], Path | None]]] = defaultdict(list)
         taken, delay, retry_at = 0, self.backoff_s[0], 0.0
         while True:
             try:
-                target, row = self.queue.get(timeout=0.2 if not pending else 1.0)
-                pending[target].append(row)
+                target, row, segment = self.queue.get(timeout=0.2 if not pending else 1.0)
+                pending[target].append((row, segment))
                 taken += 1
                 if taken < 500:
                     continue
@@ -66,7 +88,7 @@ class GenerationLog:
                 db, table = target
                 try:
                     with WAREHOUSE_LOCK, Warehouse(db).write() as con:
-                        insert_rows(con, table, pending[target])
+                        insert_rows(con, table, [row for row, _ in pending[target]], idempotent=True)
                 except Exception as exc:  # any failure at all: keep the rows and the thread, retry later
                     self.metrics.log_failures.inc()
                     LOG.warning(
@@ -82,6 +104,9 @@ class GenerationLog:
                 written = pending.pop(target)
                 self.metrics.log_written.inc(len(written))
                 self.metrics.log_pending.dec(len(written))
+                for segment, count in Counter(segment for _, segment in written).items():
+                    if self.journal and segment:
+                        self.journal.done(segment, count)
                 for _ in written:
                     self.queue.task_done()
             if not pending:

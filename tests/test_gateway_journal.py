@@ -1,0 +1,107 @@
+"""kill -9 the gateway under load: every generation whose reply went out is in the warehouse after a restart."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from fake_upstream import FakeUpstream, serving
+
+from ai_platform.image.layout import OciLayout
+from ai_platform.prompts import bundle
+from ai_platform.prompts.compiler import compile_bytes
+from ai_platform.serving.gateway import keys
+from ai_platform.serving.state import Color, ModelState, save
+from ai_platform.warehouse import Warehouse
+
+ROOT = Path(__file__).resolve().parent.parent
+PROMPT = b'user: "Review: {{text}}"\n'
+CLIENTS = 6
+
+
+def start(home: Path) -> tuple[subprocess.Popen[bytes], str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = (home / f"gateway-{port}.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ai_platform.cli", "serve", "--home", str(home), "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code in (200, 503):
+                return process, url
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    raise AssertionError(f"the gateway did not start: {(home / f'gateway-{port}.log').read_text()}")
+
+
+def stored(db: Path) -> set[str]:
+    if not db.is_file():
+        return set()
+    _, rows = Warehouse(db).query("SELECT generation_id FROM generations")
+    return {r[0] for r in rows}
+
+
+@pytest.mark.slow
+def test_kill_9_mid_load_loses_no_answered_generation(tmp_path: Path) -> None:
+    with serving(FakeUpstream(default="Risk: low.")) as upstream:
+        layout = OciLayout(tmp_path / "registry" / "prompts")
+        digest = bundle.build(layout, "m", [compile_bytes(PROMPT, "prompts/review.prompt")]).digest
+        live = Color("blue", upstream.url, 1, "sha256:" + "a" * 64, digest, str(layout.root), "d")
+        db = tmp_path / "wh.duckdb"
+        save(tmp_path, ModelState("m", str(db), live=live, admission={"budget": 100000, "key_share": 1.0}))
+        headers = {"Authorization": f"Bearer {keys.create(tmp_path / 'gateway' / 'keys.json', 'load', ['invoke'])}"}
+        gateway, url = start(tmp_path)
+        answered: list[str] = []
+        stop = threading.Event()
+
+        def client() -> None:
+            with httpx.Client(timeout=10) as http:
+                while not stop.is_set():
+                    try:
+                        reply = http.post(
+                            f"{url}/v1/prompts/review:run", json={"variables": {"text": "x"}}, headers=headers
+                        )
+                    except httpx.HTTPError:
+                        return  # the gateway is gone
+                    if reply.status_code == 200:
+                        answered.append(reply.json()["generation_id"])
+
+        threads = [threading.Thread(target=client) for _ in range(CLIENTS)]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 60
+        while len(answered) < 120 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(gateway.pid, signal.SIGKILL)
+        gateway.wait()
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=15)
+        assert len(answered) >= 56, "enough load to lose rows in memory"
+
+        restarted, _ = start(tmp_path)  # replays the dead gateway's journal
+        try:
+            deadline = time.monotonic() + 60
+            while not set(answered) <= stored(db) and time.monotonic() < deadline:
+                time.sleep(0.5)
+        finally:
+            restarted.terminate()
+            restarted.wait(timeout=30)
+    rows = stored(db)
+    assert set(answered) <= rows, f"{len(set(answered) - rows)} answered generations lost"
+    assert len(rows) <= len(answered) + CLIENTS, "at most the requests in flight at the kill are extra"
+    assert not list((tmp_path / "gateway" / "journal").glob("*.jsonl")), "replayed segments are removed"
