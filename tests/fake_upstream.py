@@ -52,10 +52,51 @@ def serving(upstream: FakeUpstream) -> Iterator[FakeUpstream]:
             if status != 200:
                 self._send(status, {"error": {"message": content, "type": "BadRequestError", "code": status}})
                 return
-            message = {"role": "assistant", "content": content}
-            choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
+            chat = self.path.endswith("/chat/completions")
+            if body.get("stream"):
+                self._stream(content, chat)
+                return
             usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-            self._send(200, {"id": "chatcmpl-1", "object": "chat.completion", "choices": [choice], "usage": usage})
+            if chat:
+                message = {"role": "assistant", "content": content}
+                choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
+                body = {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model"),
+                    "choices": [choice],
+                    "usage": usage,
+                }
+            else:
+                choice = {"index": 0, "text": content, "finish_reason": "stop", "logprobs": None}
+                body = {
+                    "id": "cmpl-1",
+                    "object": "text_completion",
+                    "created": 0,
+                    "model": body.get("model"),
+                    "choices": [choice],
+                    "usage": usage,
+                }
+            self._send(200, body)
+
+        def _stream(self, content: str, chat: bool) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            words = content.split(" ")
+            for i, word in enumerate(words):
+                piece = word if i == 0 else " " + word
+                last = i == len(words) - 1
+                choice: dict[str, Any] = {"index": 0, "finish_reason": "stop" if last else None}
+                choice.update({"delta": {"content": piece}} if chat else {"text": piece})
+                kind = "chat.completion.chunk" if chat else "text_completion"
+                event = {"id": "chunk-1", "object": kind, "created": 0, "model": "m", "choices": [choice]}
+                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+            self.close_connection = True
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     upstream.url = f"http://127.0.0.1:{server.server_address[1]}"

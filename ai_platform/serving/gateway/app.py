@@ -316,29 +316,153 @@ class Gateway:
         if refusal := self.admit(request, live[0], payload, len(json.dumps(asked, ensure_ascii=False).encode())):
             self.metrics.observe("openai", live[0].model, 429, time.perf_counter() - started)
             return refusal
-        raw = json.dumps(payload, ensure_ascii=False).encode("utf-8")  # with the admitted max_tokens
+        state = live[0]
+        guards = policy(state.guards)
+        received = datetime.now(UTC)
+        user_text = _asked_text(asked)
+        refused = check_input(guards, injection_score(user_text))
+        if refused:
+            await self._audit(request, state, None, "openai", refused, received)
+            if refused.action == "block":
+                self.metrics.observe("openai", state.model, 400, time.perf_counter() - started)
+                return _error(
+                    400, f"the input was refused: {refused.reason}", param="messages", code="prompt_injection"
+                )
+        route = "openai:" + request.url.path.removeprefix("/v1/")
+        if payload.get("stream"):
+            return await self._stream(request, state, payload, route, user_text, received, started)
         self.metrics.enter(upstream.base_url)
-        url = f"{upstream.base_url}{request.url.path}"
-        headers = {"Content-Type": "application/json"}
-        upstream_request = self.http.build_request(request.method, url, content=raw, headers=headers)
         try:
-            reply = await self.http.send(upstream_request, stream=True)
+            reply = await self.http.post(f"{upstream.base_url}{request.url.path}", json=payload)
+        except httpx.HTTPError as exc:
+            LOG.warning("upstream %s (%s) unreachable: %s", upstream.color, upstream.base_url, type(exc).__name__)
+            return _error(502, "the model server is unreachable; try again")
+        finally:
+            self.metrics.leave(upstream.base_url)
+        if reply.status_code != 200:
+            LOG.warning("upstream %s answered HTTP %d: %s", upstream.color, reply.status_code, reply.text[:500])
+            status = 400 if 400 <= reply.status_code < 500 else 502
+            self.metrics.observe("openai", state.model, status, time.perf_counter() - started)
+            return _error(status, _upstream_message(reply))
+        data = reply.json()
+        choice = data["choices"][0]
+        content = (choice.get("message") or {}).get("content") if "message" in choice else choice.get("text")
+        shown = await self._log_passthrough(
+            request, state, route, user_text, content or "", choice.get("finish_reason"), data, received, started
+        )
+        if shown is None:  # withheld by the PII guard
+            choice["finish_reason"] = "content_filter"
+            shown = ""
+        if "message" in choice:
+            choice["message"]["content"] = shown
+        else:
+            choice["text"] = shown
+        self.metrics.observe("openai", state.model, 200, time.perf_counter() - started)
+        return JSONResponse(data, headers={"X-Admission": request.state.admission})
+
+    async def _log_passthrough(
+        self,
+        request: Request,
+        state: ModelState,
+        route: str,
+        user_text: str,
+        content: str,
+        finish_reason: str | None,
+        data: dict[str, Any],
+        received: datetime,
+        started: float,
+    ) -> str | None:
+        """Score, guard and journal one OpenAI-API reply; what the caller may see (None: withheld)."""
+        guards = policy(state.guards)
+        choice = {"message": {"content": content}, "finish_reason": finish_reason}
+        latency = time.perf_counter() - started
+        scored = score_reply(
+            state,
+            {"output_schema": None},
+            choice,
+            data.get("usage") or {},
+            user_text,
+            latency,
+            self.trust.get(state.model),
+        )
+        shown, pii = check_output(guards, content)
+        if pii:
+            await self._audit(request, state, None, "openai", pii, received)
+        self.metrics.reply(state.model, route, scored)
+        assert state.live is not None
+        row = [
+            f"gen-{uuid.uuid4().hex}",
+            state.model,
+            route,
+            "",
+            state.live.image,
+            "gateway",
+            stored_input(guards, {"input": user_text}),
+            shown,
+            json.dumps(scored["metrics"], ensure_ascii=False),
+            finish_reason,
+            latency,
+            scored["trust_score"],
+            scored["needs_review"],
+            received,
+        ]
+        await asyncio.to_thread(self.log.add, state.warehouse, row)  # on disk before the reply goes out
+        return None if pii is not None and pii.action == "block" else shown
+
+    async def _stream(
+        self,
+        request: Request,
+        state: ModelState,
+        payload: dict[str, Any],
+        route: str,
+        user_text: str,
+        received: datetime,
+        started: float,
+    ) -> Response:
+        """Relay a streamed reply as it comes, collecting its text; the final `[DONE]` waits until it is journaled.
+        The PII guard can only record a streamed reply (its text has reached the caller already)."""
+        upstream = state.live
+        assert upstream is not None
+        self.metrics.enter(upstream.base_url)
+        outgoing = self.http.build_request("POST", f"{upstream.base_url}{request.url.path}", json=payload)
+        try:
+            reply = await self.http.send(outgoing, stream=True)
         except httpx.HTTPError as exc:
             self.metrics.leave(upstream.base_url)
             LOG.warning("upstream %s (%s) unreachable: %s", upstream.color, upstream.base_url, type(exc).__name__)
             return _error(502, "the model server is unreachable; try again")
+        if reply.status_code != 200:
+            await reply.aread()
+            await reply.aclose()
+            self.metrics.leave(upstream.base_url)
+            status = 400 if 400 <= reply.status_code < 500 else 502
+            return _error(status, _upstream_message(reply))
 
-        async def relay() -> Any:
+        async def relay() -> AsyncIterator[bytes]:
+            parts: list[str] = []
+            finish: str | None = None
             try:
-                async for chunk in reply.aiter_raw():
-                    yield chunk
+                async for line in reply.aiter_lines():
+                    if line.strip() == "data: [DONE]":
+                        await self._log_passthrough(
+                            request, state, route, user_text, "".join(parts), finish, {}, received, started
+                        )
+                    elif line.startswith("data: "):
+                        try:
+                            event = json.loads(line[6:])
+                            choice = event["choices"][0] if event.get("choices") else {}
+                        except ValueError:
+                            choice = {}
+                        parts.append((choice.get("delta") or {}).get("content") or choice.get("text") or "")
+                        finish = choice.get("finish_reason") or finish
+                    yield (line + "\n").encode("utf-8")
             finally:
                 await reply.aclose()
                 self.metrics.leave(upstream.base_url)
-                self.metrics.observe("openai", live[0].model, reply.status_code, time.perf_counter() - started)
+                self.metrics.observe("openai", state.model, reply.status_code, time.perf_counter() - started)
 
-        headers = {k: v for k, v in reply.headers.items() if k.lower() in ("content-type", "cache-control")}
-        return StreamingResponse(relay(), status_code=reply.status_code, headers=headers)
+        headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        return StreamingResponse(relay(), status_code=200, headers=headers)
 
     async def models(self, request: Request) -> Response:
         """GET /v1/models: every live model, as OpenAI lists models."""
@@ -388,6 +512,20 @@ class _UpstreamError(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+def _asked_text(asked: Any) -> str:
+    """The text of an OpenAI request's input: every message's text content, or the prompt."""
+    if isinstance(asked, list):
+        texts = []
+        for message in asked:
+            content = message.get("content") if isinstance(message, dict) else None
+            if isinstance(content, str):
+                texts.append(content)
+            elif isinstance(content, list):  # content parts
+                texts += [p.get("text", "") for p in content if isinstance(p, dict)]
+        return "\n".join(texts)
+    return asked if isinstance(asked, str) else json.dumps(asked, ensure_ascii=False)
 
 
 def _upstream_message(reply: httpx.Response) -> str:
