@@ -83,7 +83,7 @@ def test_one_key_may_use_only_its_share(tmp_path: Path, upstream: FakeUpstream) 
             "/v1/prompts/review:run", json={"variables": {"text": "x"}}, headers={"Authorization": f"Bearer {other}"}
         )
     assert first.status_code == 200 and second.status_code == 429, "team-a used its half"
-    assert "one key" in second.json()["error"]["message"] or "budget" in second.json()["error"]["message"]
+    assert "this key (team-a) has used its share" in second.json()["error"]["message"]
     assert third.status_code == 200, "team-b has its own share"
 
 

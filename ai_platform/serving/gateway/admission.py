@@ -54,10 +54,13 @@ class Windows:
             attempts.append(policy.degrade_max_tokens)
         model_window = RateLimitItemPerSecond(policy.budget, policy.window_s)
         key_window = RateLimitItemPerSecond(max(1, int(policy.budget * policy.key_share)), policy.window_s)
+        key_full = False
         for tokens in attempts:
             cost = weight(input_bytes, tokens)
             if not self.limiter.test(key_window, model, key, cost=cost):
+                key_full = True
                 continue
+            key_full = False
             if not self.limiter.test(model_window, model, cost=cost):
                 continue
             # test-then-hit: a concurrent request may take the room in between; hit() says so.
@@ -67,8 +70,11 @@ class Windows:
                 continue
             return Decision("admitted" if tokens == max_tokens else "degraded", cost, tokens)
         cost = weight(input_bytes, attempts[-1])
-        if cost > policy.budget * policy.key_share:
-            reason = f"this request's weight ({cost}) exceeds what one key may use in {policy.window_s} s"
+        if key_full:
+            reason = (
+                f"this key ({key}) has used its share of {model}'s admission budget"
+                f" ({key_window.amount} of {policy.budget} per {policy.window_s} s)"
+            )
         else:
             reason = f"{model} is at its admission budget ({policy.budget} per {policy.window_s} s)"
         return Decision("rejected", cost, attempts[-1], self._retry_after(model, key, model_window, key_window), reason)
