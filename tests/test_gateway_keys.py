@@ -79,3 +79,13 @@ def test_platform_yaml_names_the_key_file_through_the_rollout_state(tmp_path: Pa
     raw = keys.create(elsewhere, "ana", ["invoke"])
     with TestClient(create_app(tmp_path), headers={"Authorization": f"Bearer {raw}"}) as client:
         assert client.get("/v1/models").status_code == 200
+
+
+def test_a_gateway_started_before_the_first_rollout_follows_the_key_file_it_names(tmp_path: Path) -> None:
+    with TestClient(create_app(tmp_path)) as client:  # nothing rolled out yet: the default key file
+        elsewhere = tmp_path / "secrets" / "gateway-keys.json"
+        raw = keys.create(elsewhere, "ana", ["invoke"])
+        assert client.get("/v1/models", headers={"Authorization": f"Bearer {raw}"}).status_code == 401
+        save(tmp_path, ModelState("m", str(tmp_path / "wh.duckdb"), keys_file=str(elsewhere)))  # a rollout
+        assert client.post("/admin/reload", headers=admin_headers(tmp_path)).status_code == 200
+        assert client.get("/v1/models", headers={"Authorization": f"Bearer {raw}"}).status_code == 200

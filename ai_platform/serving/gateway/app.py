@@ -71,11 +71,19 @@ class Gateway:
         self.retrievers: dict[str, KeywordRetriever] = {}
         self.log = GenerationLog(self.metrics, Journal(self.home / "gateway" / "journal"))
         self.http = httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=5.0))
+        self.keys_file = keys_file  # given to `ai-platform serve`; else what the rollout states name
+        self.keys = KeyRing(keys_file or default_keys_file(self.home), local_admin)
+        self.windows = Windows()
         self.reload()
-        named = next((Path(s.keys_file) for s in self.states.values() if s.keys_file), None)
-        self.keys = KeyRing(keys_file or named or default_keys_file(self.home), local_admin)
-        storage = next((s.window_storage for s in self.states.values() if s.window_storage), "memory://")
-        self.windows = Windows(storage)
+
+    def _configure(self, states: dict[str, ModelState]) -> None:
+        """Follow platform.yaml's gateway settings as the latest rollout states carry them: a gateway that
+        started before the first rollout picks up the key file and the window storage then."""
+        named = next((Path(s.keys_file) for s in states.values() if s.keys_file), None)
+        self.keys.path = self.keys_file or named or default_keys_file(self.home)
+        storage = next((s.window_storage for s in states.values() if s.window_storage), "memory://")
+        if storage != self.windows.storage_uri:
+            self.windows = Windows(storage)
 
     def admit(self, request: Request, state: ModelState, body: dict[str, Any], input_bytes: int) -> Response | None:
         """Weighted admission for one request to `state`'s model: None when admitted (its max_tokens set, maybe
@@ -124,6 +132,7 @@ class Gateway:
             if state.retrieval_corpus and state.retrieval_corpus not in self.retrievers:
                 self.retrievers[state.retrieval_corpus] = KeywordRetriever(Path(state.retrieval_corpus))
         self.states = states
+        self._configure(states)
         self.metrics.track(states)
         return after
 

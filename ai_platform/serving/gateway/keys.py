@@ -102,13 +102,13 @@ class KeyRing:
     def __init__(self, path: Path, local_admin: str | None = None) -> None:
         self.path = path
         self.local = Key("local-admin", digest(local_admin), ("admin",)) if local_admin else None
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: tuple[str, int, int] | None = None
         self._keys: list[Key] = []
 
     def keys(self) -> list[Key]:
         try:
             stat = self.path.stat()
-            stamp: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+            stamp: tuple[str, int, int] | None = (str(self.path), stat.st_mtime_ns, stat.st_size)
         except FileNotFoundError:
             stamp = None
         if stamp != self._stamp:
