@@ -139,7 +139,8 @@ class VllmServer:
         self.stop()
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie counts as gone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -156,7 +157,7 @@ def stop_pid(pid: int, grace_s: float = 20.0) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
-    while _alive(pid) and time.monotonic() < deadline:
+    while pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)

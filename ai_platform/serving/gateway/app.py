@@ -171,14 +171,8 @@ class Gateway:
         assert upstream is not None
         guards = policy(state.guards)
         user_text = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
-        refused = check_input(guards, injection_score(user_text))
-        if refused:
-            await self._audit(request, state, name, "prompt", refused, received)
-            if refused.action == "block":
-                self.metrics.observe("prompt", state.model, 400, time.perf_counter() - started)
-                return _error(
-                    400, f"the input was refused: {refused.reason}", param="variables", code="prompt_injection"
-                )
+        if refusal := await self._guard_input(request, state, name, "prompt", user_text, received, started):
+            return refusal
         input_bytes = sum(len(m["content"].encode("utf-8")) for m in body["messages"])
         if refusal := self.admit(request, state, body, input_bytes):
             self.metrics.observe("prompt", state.model, 429, time.perf_counter() - started)
@@ -254,6 +248,27 @@ class Gateway:
             result["raw_output"] = shown
         return JSONResponse(result, status_code=status, headers={"X-Admission": request.state.admission})
 
+    async def _guard_input(
+        self,
+        request: Request,
+        state: ModelState,
+        prompt: str | None,
+        route: str,
+        user_text: str,
+        received: datetime,
+        started: float,
+    ) -> Response | None:
+        """The injection guard on a request's input: None to go on, else the 400 that refuses it."""
+        refused = check_input(policy(state.guards), injection_score(user_text))
+        if refused is None:
+            return None
+        await self._audit(request, state, prompt, route, refused, received)
+        if refused.action != "block":
+            return None
+        self.metrics.observe(route, state.model, 400, time.perf_counter() - started)
+        param = "variables" if route == "prompt" else "messages"
+        return _error(400, f"the input was refused: {refused.reason}", param=param, code="prompt_injection")
+
     async def _audit(
         self, request: Request, state: ModelState, prompt: str | None, route: str, action: Action, at: datetime
     ) -> None:
@@ -268,15 +283,11 @@ class Gateway:
         try:
             reply = await self.http.post(f"{upstream.base_url}/v1/chat/completions", json=body)
         except httpx.HTTPError as exc:
-            LOG.warning("upstream %s (%s) unreachable: %s", upstream.color, upstream.base_url, type(exc).__name__)
-            raise _UpstreamError(502, "the model server is unreachable; try again") from None
+            raise _unreachable(upstream, exc) from None
         finally:
             self.metrics.leave(upstream.base_url)
         if reply.status_code != 200:
-            LOG.warning("upstream %s answered HTTP %d: %s", upstream.color, reply.status_code, reply.text[:500])
-            if 400 <= reply.status_code < 500:  # the request's fault (an input over the context length, ...)
-                raise _UpstreamError(400, _upstream_message(reply))
-            raise _UpstreamError(502, f"the model server failed (HTTP {reply.status_code}); try again")
+            raise _failed(upstream, reply)
         data = reply.json()
         return data["choices"][0], data.get("usage") or {}
 
@@ -322,21 +333,14 @@ class Gateway:
         upstream = live[0].live
         assert upstream is not None
         asked = payload.get("messages") if "messages" in payload else payload.get("prompt")
-        if refusal := self.admit(request, live[0], payload, len(json.dumps(asked, ensure_ascii=False).encode())):
-            self.metrics.observe("openai", live[0].model, 429, time.perf_counter() - started)
-            return refusal
         state = live[0]
-        guards = policy(state.guards)
         received = datetime.now(UTC)
         user_text = _asked_text(asked)
-        refused = check_input(guards, injection_score(user_text))
-        if refused:
-            await self._audit(request, state, None, "openai", refused, received)
-            if refused.action == "block":
-                self.metrics.observe("openai", state.model, 400, time.perf_counter() - started)
-                return _error(
-                    400, f"the input was refused: {refused.reason}", param="messages", code="prompt_injection"
-                )
+        if refusal := await self._guard_input(request, state, None, "openai", user_text, received, started):
+            return refusal  # before admission, as for prompt runs: a refused input costs no budget
+        if refusal := self.admit(request, state, payload, len(json.dumps(asked, ensure_ascii=False).encode())):
+            self.metrics.observe("openai", state.model, 429, time.perf_counter() - started)
+            return refusal
         route = "openai:" + request.url.path.removeprefix("/v1/")
         if payload.get("stream"):
             return await self._stream(request, state, payload, route, user_text, received, started)
@@ -344,15 +348,13 @@ class Gateway:
         try:
             reply = await self.http.post(f"{upstream.base_url}{request.url.path}", json=payload)
         except httpx.HTTPError as exc:
-            LOG.warning("upstream %s (%s) unreachable: %s", upstream.color, upstream.base_url, type(exc).__name__)
-            return _error(502, "the model server is unreachable; try again")
+            return _unreachable(upstream, exc).response()
         finally:
             self.metrics.leave(upstream.base_url)
         if reply.status_code != 200:
-            LOG.warning("upstream %s answered HTTP %d: %s", upstream.color, reply.status_code, reply.text[:500])
-            status = 400 if 400 <= reply.status_code < 500 else 502
-            self.metrics.observe("openai", state.model, status, time.perf_counter() - started)
-            return _error(status, _upstream_message(reply))
+            failure = _failed(upstream, reply)
+            self.metrics.observe("openai", state.model, failure.status, time.perf_counter() - started)
+            return failure.response()
         data = reply.json()
         choice = data["choices"][0]
         content = (choice.get("message") or {}).get("content") if "message" in choice else choice.get("text")
@@ -438,14 +440,12 @@ class Gateway:
             reply = await self.http.send(outgoing, stream=True)
         except httpx.HTTPError as exc:
             self.metrics.leave(upstream.base_url)
-            LOG.warning("upstream %s (%s) unreachable: %s", upstream.color, upstream.base_url, type(exc).__name__)
-            return _error(502, "the model server is unreachable; try again")
+            return _unreachable(upstream, exc).response()
         if reply.status_code != 200:
             await reply.aread()
             await reply.aclose()
             self.metrics.leave(upstream.base_url)
-            status = 400 if 400 <= reply.status_code < 500 else 502
-            return _error(status, _upstream_message(reply))
+            return _failed(upstream, reply).response()
 
         async def relay() -> AsyncIterator[bytes]:
             parts: list[str] = []
@@ -521,6 +521,24 @@ class _UpstreamError(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+    def response(self) -> JSONResponse:
+        return _error(self.status, str(self), param="messages" if self.status == 400 else None)
+
+
+def _unreachable(upstream: Color, exc: Exception) -> _UpstreamError:
+    """The model server could not be reached: logged with where it runs, told to the caller without."""
+    LOG.warning("upstream %s (%s) unreachable: %s", upstream.color, upstream.base_url, type(exc).__name__)
+    return _UpstreamError(502, "the model server is unreachable; try again")
+
+
+def _failed(upstream: Color, reply: httpx.Response) -> _UpstreamError:
+    """The model server refused (a 4xx: the request's fault, e.g. an input over the context length, its
+    message passed on) or failed (a 5xx: a 502 that says nothing of the server)."""
+    LOG.warning("upstream %s answered HTTP %d: %s", upstream.color, reply.status_code, reply.text[:500])
+    if 400 <= reply.status_code < 500:
+        return _UpstreamError(400, _upstream_message(reply))
+    return _UpstreamError(502, f"the model server failed (HTTP {reply.status_code}); try again")
 
 
 def _asked_text(asked: Any) -> str:

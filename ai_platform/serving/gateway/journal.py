@@ -21,6 +21,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ai_platform.serving.vllm import pid_alive
+
 SEGMENT_ROWS = 500
 
 
@@ -41,16 +43,6 @@ def _encode(value: Any) -> Any:
 
 def _decode(obj: dict[str, Any]) -> Any:
     return datetime.fromisoformat(obj["__datetime__"]) if set(obj) == {"__datetime__"} else obj
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class Journal:
@@ -107,7 +99,7 @@ class Journal:
         found = []
         for path in sorted(self.folder.glob("*.jsonl")):
             pid = int(path.name.split("-", 1)[0]) if path.name.split("-", 1)[0].isdigit() else -1
-            if pid == os.getpid() or _alive(pid):
+            if pid == os.getpid() or pid_alive(pid):
                 continue
             entries = []
             for line in path.read_text(encoding="utf-8").splitlines():
