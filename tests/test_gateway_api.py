@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -73,7 +75,11 @@ def test_metrics_parse_and_carry_the_golden_metrics(client) -> None:
     for name in (
         "ai_platform_gateway_requests",
         "ai_platform_gateway_request_duration_seconds",
+        "ai_platform_gateway_time_to_first_token_seconds",
         "ai_platform_gateway_in_flight_requests",
+        "ai_platform_admission_decisions",
+        "ai_platform_admission_weight",
+        "ai_platform_guard_actions",
         "ai_platform_gateway_live_color",
         "ai_platform_replies",
         "ai_platform_replies_schema_valid",
@@ -88,6 +94,32 @@ def test_metrics_parse_and_carry_the_golden_metrics(client) -> None:
         assert name in families, name
     live = {s.labels["model"] for s in families["ai_platform_gateway_live_color"].samples}
     assert live == {"contract-reviewer", "other-model"}
+    counted = {
+        (s.labels["route"], s.labels["status"])
+        for s in families["ai_platform_gateway_requests"].samples
+        if s.name.endswith("_total")
+    }
+    assert ("/v1/chat/completions", "404") in counted
+
+
+def test_every_request_has_one_access_line_and_one_count(client, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="ai_platform.gateway.access")
+    client.post("/v1/prompts/review:run", json={"variables": {"text": "x"}, "model": "contract-reviewer"})
+    client.get("/v1/models", headers={"Authorization": "Bearer wrong"})
+    client.get("/healthz")
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "ai_platform.gateway.access"]
+    assert [(line["route"], line["status"], line["key"]) for line in lines] == [
+        ("/v1/prompts/{name}:run", 502, "tester"),  # its model server is not running
+        ("/v1/models", 401, None),
+        ("/healthz", lines[2]["status"], None),
+    ]
+    assert lines[0]["path"] == "/v1/prompts/review:run" and lines[0]["model"] == "contract-reviewer"
+    assert all(datetime.fromisoformat(line["time"]).tzinfo is not None for line in lines)
+    counted = client.app.state.gateway.metrics.registry.get_sample_value(
+        "ai_platform_gateway_requests_total",
+        {"route": "/v1/prompts/{name}:run", "model": "contract-reviewer", "status": "502"},
+    )
+    assert counted == 1
 
 
 def _row(generation_id: str, received: datetime) -> list[object]:

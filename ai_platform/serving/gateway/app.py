@@ -5,8 +5,9 @@
     /v1/chat/completions, /v1/completions, /v1/models    OpenAI-compatible passthrough
     GET  /healthz                 the gateway and each live upstream
     GET  /metrics                 Prometheus text format
-    POST /admin/reload            re-read the rollout state now (loopback clients only)
-    GET  /admin/status            upstreams and their in-flight requests (loopback clients only)
+    (every request: one JSON line in the access log, its count and latency on /metrics)
+    POST /admin/reload            re-read the rollout state now (admin key)
+    GET  /admin/status            upstreams and their in-flight requests (admin key)
 
 Routing reads the rollout state files (one per model, replaced atomically by a
 rollout); a request holds the upstream it started on, so a switch never breaks
@@ -32,6 +33,7 @@ from typing import Any
 
 import httpx
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -44,6 +46,7 @@ from ai_platform.image.layout import OciLayout
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import version_of
 from ai_platform.prompts.render import check_reply, request_body
+from ai_platform.serving.gateway.access import ACCESS, AccessLog
 from ai_platform.serving.gateway.admission import Windows
 from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.guards import Action, check_input, check_output, policy, stored_input
@@ -163,6 +166,7 @@ class Gateway:
             state, document = self.prompt(name, payload.get("model"))
         except LookupError as exc:
             return _error(404, str(exc))
+        request.state.model = state.model
         try:
             body = request_body(document, payload.get("variables", {}), model=state.model)
         except PlatformError as exc:
@@ -171,17 +175,15 @@ class Gateway:
         assert upstream is not None
         guards = policy(state.guards)
         user_text = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
-        if refusal := await self._guard_input(request, state, name, "prompt", user_text, received, started):
+        if refusal := await self._guard_input(request, state, name, "prompt", user_text, received):
             return refusal
         input_bytes = sum(len(m["content"].encode("utf-8")) for m in body["messages"])
         if refusal := self.admit(request, state, body, input_bytes):
-            self.metrics.observe("prompt", state.model, 429, time.perf_counter() - started)
             return refusal
         body["logprobs"] = True  # the mean token log-probability is a trust-model feature
         try:
             choice, usage = await self._complete(upstream, body)
         except _UpstreamError as exc:
-            self.metrics.observe("prompt", state.model, exc.status, time.perf_counter() - started)
             return _error(exc.status, str(exc), param="variables" if exc.status == 400 else None)
         scored = score_reply(
             state, document, choice, usage, user_text, time.perf_counter() - started, self.trust.get(state.model)
@@ -206,7 +208,7 @@ class Gateway:
         valid, output = (False, None) if blocked else check_reply(shown, document["output_schema"])
         latency = time.perf_counter() - started
         self.metrics.reply(state.model, name, scored)
-        generation_id = f"gen-{uuid.uuid4().hex}"
+        generation_id = request.state.generation_id = f"gen-{uuid.uuid4().hex}"
         version = version_of(document)
         variables = stored_input(guards, payload.get("variables", {}))
         row = [
@@ -227,7 +229,6 @@ class Gateway:
         ]
         await asyncio.to_thread(self.log.add, state.warehouse, row)  # on disk before the reply goes out
         status = 200 if valid or blocked else 502
-        self.metrics.observe("prompt", state.model, status, latency)
         result = {
             "generation_id": generation_id,
             "prompt": name,
@@ -256,7 +257,6 @@ class Gateway:
         route: str,
         user_text: str,
         received: datetime,
-        started: float,
     ) -> Response | None:
         """The injection guard on a request's input: None to go on, else the 400 that refuses it."""
         refused = check_input(policy(state.guards), injection_score(user_text))
@@ -265,7 +265,6 @@ class Gateway:
         await self._audit(request, state, prompt, route, refused, received)
         if refused.action != "block":
             return None
-        self.metrics.observe(route, state.model, 400, time.perf_counter() - started)
         param = "variables" if route == "prompt" else "messages"
         return _error(400, f"the input was refused: {refused.reason}", param=param, code="prompt_injection")
 
@@ -334,12 +333,12 @@ class Gateway:
         assert upstream is not None
         asked = payload.get("messages") if "messages" in payload else payload.get("prompt")
         state = live[0]
+        request.state.model = state.model
         received = datetime.now(UTC)
         user_text = _asked_text(asked)
-        if refusal := await self._guard_input(request, state, None, "openai", user_text, received, started):
+        if refusal := await self._guard_input(request, state, None, "openai", user_text, received):
             return refusal  # before admission, as for prompt runs: a refused input costs no budget
         if refusal := self.admit(request, state, payload, len(json.dumps(asked, ensure_ascii=False).encode())):
-            self.metrics.observe("openai", state.model, 429, time.perf_counter() - started)
             return refusal
         route = "openai:" + request.url.path.removeprefix("/v1/")
         if payload.get("stream"):
@@ -353,7 +352,6 @@ class Gateway:
             self.metrics.leave(upstream.base_url)
         if reply.status_code != 200:
             failure = _failed(upstream, reply)
-            self.metrics.observe("openai", state.model, failure.status, time.perf_counter() - started)
             return failure.response()
         data = reply.json()
         choice = data["choices"][0]
@@ -368,7 +366,6 @@ class Gateway:
             choice["message"]["content"] = shown
         else:
             choice["text"] = shown
-        self.metrics.observe("openai", state.model, 200, time.perf_counter() - started)
         return JSONResponse(data, headers={"X-Admission": request.state.admission})
 
     async def _log_passthrough(
@@ -401,8 +398,9 @@ class Gateway:
             await self._audit(request, state, None, "openai", pii, received)
         self.metrics.reply(state.model, route, scored)
         assert state.live is not None
+        request.state.generation_id = f"gen-{uuid.uuid4().hex}"
         row = [
-            f"gen-{uuid.uuid4().hex}",
+            request.state.generation_id,
             state.model,
             route,
             "",
@@ -468,7 +466,6 @@ class Gateway:
             finally:
                 await reply.aclose()
                 self.metrics.leave(upstream.base_url)
-                self.metrics.observe("openai", state.model, reply.status_code, time.perf_counter() - started)
 
         headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         return StreamingResponse(relay(), status_code=200, headers=headers)
@@ -626,6 +623,7 @@ def create_app(home: Path, keys_file: Path | None = None) -> Starlette:
             Route("/admin/reload", gateway.requires("admin", gateway.admin_reload), methods=["POST"]),
             Route("/admin/status", gateway.requires("admin", gateway.admin_status)),
         ],
+        middleware=[Middleware(AccessLog, metrics=gateway.metrics)],
         lifespan=lifespan,
     )
     app.state.gateway = gateway
@@ -639,6 +637,10 @@ def serve(home: Path, host: str = "127.0.0.1", port: int = 8080) -> None:
     marker = state_dir(home) / GATEWAY_URL_FILE
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(f"http://{host}:{port}\n")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    access = logging.StreamHandler()  # one JSON object per line, nothing around it
+    ACCESS.addHandler(access)
+    ACCESS.propagate = False
     try:
         uvicorn.run(create_app(Path(home)), host=host, port=port, log_level="warning", access_log=False)
     finally:

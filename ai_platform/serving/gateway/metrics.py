@@ -1,6 +1,6 @@
 """The gateway's Prometheus metrics (prometheus_client), the golden metrics of every reply among them.
 
-Traffic: requests by route, model and status, their latency, requests in flight
+Traffic: requests by route, model and status, their latency and time to first token, requests in flight
 per model and color, the live color, switches. Quality of what users get, per
 model and prompt: replies and schema-valid replies (a rate in PromQL), the
 repetition ratio (seq-rep-4), PII entities found in replies, the injection score
@@ -38,7 +38,14 @@ class Metrics:
         self.latency = Histogram(
             "ai_platform_gateway_request_duration_seconds",
             "Request latency, whole request.",
-            ["route", "model"],
+            ["route", "model", "status"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.first_byte = Histogram(
+            "ai_platform_gateway_time_to_first_token_seconds",
+            "Time until the reply's first byte: the first token of a streamed reply, the whole reply otherwise.",
+            ["route", "model", "status"],
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
@@ -113,9 +120,10 @@ class Metrics:
         self.in_flight: Counter[str] = Counter()  # by upstream base_url: what a rollout drains
         self.colors: dict[str, tuple[str, str]] = {}  # base_url -> (model, color), for the gauge
 
-    def observe(self, route: str, model: str, status: int, seconds: float) -> None:
+    def observe(self, route: str, model: str, status: int, seconds: float, first_byte: float) -> None:
         self.requests.labels(route, model, str(status)).inc()
-        self.latency.labels(route, model).observe(seconds)
+        self.latency.labels(route, model, str(status)).observe(seconds)
+        self.first_byte.labels(route, model, str(status)).observe(first_byte)
 
     def enter(self, base_url: str) -> None:
         self.in_flight[base_url] += 1

@@ -1,0 +1,71 @@
+"""Every request, once: its line in the access log and its count, latency and time to first byte on /metrics.
+
+An ASGI middleware, so no route can forget either: a handler only says which
+model it served (`request.state.model`) and, for a reply it logged, the
+generation id. The route label is the matched route's template
+(`/v1/prompts/{name}:run`), never the raw path, so the label set stays small.
+An access line is one JSON object: time (UTC, ISO 8601), method, route, path,
+status, duration, time to first byte, key name, model, admission decision,
+generation id.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ai_platform.serving.gateway.metrics import Metrics
+
+ACCESS = logging.getLogger("ai_platform.gateway.access")
+
+
+class AccessLog:
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        at, started = datetime.now(UTC), time.perf_counter()
+        seen: dict[str, Any] = {"status": 500, "first_byte": None}
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                seen["status"] = message["status"]
+            elif message["type"] == "http.response.body" and seen["first_byte"] is None:
+                seen["first_byte"] = time.perf_counter() - started
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            self._record(scope, at, seen, time.perf_counter() - started)
+
+    def _record(self, scope: Scope, at: datetime, seen: dict[str, Any], seconds: float) -> None:
+        state = scope.get("state") or {}
+        route = getattr(scope.get("route"), "path", None) or "unmatched"
+        key = state.get("key")
+        model = state.get("model", "")
+        first_byte = seen["first_byte"] if seen["first_byte"] is not None else seconds
+        self.metrics.observe(route, model, seen["status"], seconds, first_byte)
+        line = {
+            "time": at.isoformat(timespec="milliseconds"),
+            "method": scope["method"],
+            "route": route,
+            "path": scope["path"],
+            "status": seen["status"],
+            "duration_s": round(seconds, 4),
+            "first_byte_s": round(first_byte, 4),
+            "key": getattr(key, "name", None),
+            "model": model or None,
+            "admission": state.get("admission"),
+            "generation_id": state.get("generation_id"),
+        }
+        ACCESS.info(json.dumps(line, ensure_ascii=False))
