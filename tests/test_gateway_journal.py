@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -14,45 +11,16 @@ from pathlib import Path
 import httpx
 import pytest
 from fake_upstream import FakeUpstream, serving
+from gateway_process import start, stored
 
 from ai_platform.image.layout import OciLayout
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import compile_bytes
 from ai_platform.serving.gateway import keys
 from ai_platform.serving.state import Color, ModelState, save
-from ai_platform.warehouse import Warehouse
 
-ROOT = Path(__file__).resolve().parent.parent
 PROMPT = b'user: "Review: {{text}}"\n'
 CLIENTS = 6
-
-
-def start(home: Path) -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    log = (home / f"gateway-{port}.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "ai_platform.cli", "serve", "--home", str(home), "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=ROOT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code in (200, 503):
-                return process, url
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    raise AssertionError(f"the gateway did not start: {(home / f'gateway-{port}.log').read_text()}")
-
-
-def stored(db: Path) -> set[str]:
-    if not db.is_file():
-        return set()
-    _, rows = Warehouse(db).query("SELECT generation_id FROM generations")
-    return {r[0] for r in rows}
 
 
 @pytest.mark.slow

@@ -40,9 +40,12 @@ def rendered(demo_repo: Path) -> list[dict]:
 
 def test_every_manifest_validates(demo_repo: Path) -> None:
     manifests = rendered(demo_repo)
-    assert {m["kind"] for m in manifests} == {"Deployment", "Service", "ScaledObject", "PodMonitor", "PrometheusRule"}
+    kinds = {"Deployment", "Service", "ScaledObject", "PodMonitor", "PrometheusRule", "ConfigMap"}
+    assert {m["kind"] for m in manifests} == kinds
     for manifest in manifests:
-        assert manifest["metadata"]["labels"]["app.kubernetes.io/name"] == MODEL
+        assert manifest["metadata"]["labels"]["app.kubernetes.io/part-of"] == "ai-platform"
+        if manifest["kind"] != "ConfigMap":  # the dashboard: one for every model
+            assert manifest["metadata"]["labels"]["app.kubernetes.io/name"] == MODEL
         if (manifest["apiVersion"], manifest["kind"]) in CRDS:
             assert manifest["spec"] and manifest["metadata"]["namespace"]
             continue
@@ -88,7 +91,7 @@ def test_render_cli_writes_one_file_per_manifest(demo_repo: Path, tmp_path: Path
     done = subprocess.run([sys.executable, "-m", "ai_platform.cli", *command], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     files = sorted(tmp_path.glob("*.yaml"))
-    assert len(files) == 5
+    assert len(files) == 6  # with the dashboard ConfigMap
     for path in files:
         manifest = yaml.safe_load(path.read_text())
         if (manifest["apiVersion"], manifest["kind"]) not in CRDS:

@@ -3,7 +3,7 @@
 Per model: a Deployment per color (`vllm/vllm-openai`, the model mounted from
 our OCI model image as an image volume, KEP-4639), a Service whose selector
 names the live color, a KEDA ScaledObject on `vllm:kv_cache_usage_perc`, a
-PodMonitor, and PrometheusRule alerts. A rollout applies the idle color, waits
+PodMonitor, PrometheusRule alerts, and the Grafana dashboard as a ConfigMap. A rollout applies the idle color, waits
 for it to be ready, flips the Service selector, and keeps the old color for
 rollback. The canary eval runs against a candidate Deployment of its own.
 """
@@ -23,6 +23,7 @@ from ai_platform.errors import MissingArtifactError, ServingError
 from ai_platform.image.locations import digest_tag, remote
 from ai_platform.kube import gpu_scheduling
 from ai_platform.logs import Log
+from ai_platform.serving import dashboard
 from ai_platform.serving.state import record_live
 from ai_platform.serving.vllm import server_args
 from ai_platform.warehouse import Warehouse
@@ -227,7 +228,22 @@ def render(
         service(platform, spec, live),
         pod_monitor(platform, spec),
         prometheus_rule(platform, spec),
+        dashboard_config_map(platform),
     ]
+
+
+def dashboard_config_map(platform: Platform) -> dict[str, Any]:
+    """The Grafana dashboard (every model's, one object), labelled for Grafana's dashboard sidecar."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "ai-platform-dashboard",
+            "namespace": platform.config.kubernetes.namespace,
+            "labels": {"grafana_dashboard": "1", "app.kubernetes.io/part-of": "ai-platform"},
+        },
+        "data": {"ai-platform.json": dashboard.text()},
+    }
 
 
 def pinned_image_ref(platform: Platform, model: str, digest: str) -> str:

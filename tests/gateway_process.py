@@ -1,0 +1,46 @@
+"""A real gateway process (`ai-platform serve`) on a free port of 127.0.0.1, for tests that need more than one."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from ai_platform.warehouse import Warehouse
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def start(home: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """Start a gateway over `home`; its process and URL once /healthz answers (its log: home/gateway-PORT.log)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = (home / f"gateway-{port}.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ai_platform.cli", "serve", "--home", str(home), "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(400):
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code in (200, 503):
+                return process, url
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    process.kill()
+    raise AssertionError(f"the gateway did not start: {(home / f'gateway-{port}.log').read_text()}")
+
+
+def stored(db: Path) -> set[str]:
+    """The generation ids in a warehouse (none before its first write)."""
+    if not db.is_file():
+        return set()
+    _, rows = Warehouse(db).query("SELECT generation_id FROM generations")
+    return {r[0] for r in rows}
