@@ -44,12 +44,15 @@ demo: envs
 	.venv/bin/python scripts/run_demo.py
 
 # The image tests run a real registry and real clients (Debian's docker-registry, skopeo,
-# umoci); the gateway's shared admission window runs on a real redis-server. Installed here
-# when this is a Debian machine and we are root; anywhere else the tests that need them
-# skip, naming what is missing.
-SYSTEM_TOOLS := docker-registry skopeo umoci redis-server
+# umoci); the gateway's shared admission window runs on a real redis-server; the production
+# warehouse profile (DuckLake) keeps its catalog in a real PostgreSQL. Installed here when
+# this is a Debian machine and we are root; anywhere else the tests that need them skip,
+# naming what is missing. Each entry is COMMAND:PACKAGE (PostgreSQL's initdb lives in
+# /usr/lib/postgresql/VERSION/bin, off the PATH).
+SYSTEM_TOOLS := docker-registry:docker-registry skopeo:skopeo umoci:umoci redis-server:redis-server initdb:postgresql
 system-deps:
-	@missing=""; for t in $(SYSTEM_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	@missing=""; for t in $(SYSTEM_TOOLS); do cmd=$${t%%:*}; \
+		command -v $$cmd >/dev/null || ls /usr/lib/postgresql/*/bin/$$cmd >/dev/null 2>&1 || missing="$$missing $${t##*:}"; done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "installing$$missing (apt-get)"; \

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
 from ai_platform.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ai_platform.warehouse import Warehouse
 
 MODEL_NAME = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"  # a DNS label: it names k8s objects too
 PROMPT_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -32,10 +35,26 @@ S = TypeVar("S", bound=Strict)
 
 
 class Storage(Strict):
-    """Where artifacts and the warehouse live; relative paths are under the platform home."""
+    """Where artifacts and the warehouse live; relative paths are under the platform home.
+
+    `warehouse` is a DuckDB file (the embedded default) or a DuckLake catalog in PostgreSQL
+    (`ducklake:postgres:dbname=lake host=HOST user=USER`, the production profile), whose data
+    files go under `warehouse_data` (a folder, or an object-store prefix such as s3://bucket/lake/).
+    """
 
     artifacts: str = "artifacts"
     warehouse: str = "warehouse.duckdb"
+    warehouse_data: str | None = None
+
+    @model_validator(mode="after")
+    def _lake_has_data(self) -> Storage:
+        if self.warehouse.startswith("ducklake:") and not self.warehouse_data:
+            raise ValueError("warehouse_data: a DuckLake warehouse needs the folder or prefix for its data files")
+        return self
+
+    def warehouse_location(self, home: Path) -> str:
+        """The DuckLake catalog as written, or the DuckDB file under `home`."""
+        return self.warehouse if self.warehouse.startswith("ducklake:") else str(under(home, self.warehouse))
 
 
 class Registry(Strict):
@@ -352,9 +371,12 @@ class Platform(BaseModel):
         """A state location from platform.yaml (artifacts, warehouse, inbox)."""
         return under(self.home, relative)
 
-    @property
-    def warehouse_path(self) -> Path:
-        return self.state(self.config.storage.warehouse)
+    def warehouse(self) -> Warehouse:
+        """The warehouse platform.yaml names: a DuckDB file under the home, or a DuckLake."""
+        from ai_platform.warehouse import at
+
+        storage = self.config.storage
+        return at(storage.warehouse_location(self.home), storage.warehouse_data)
 
     @property
     def artifacts_path(self) -> Path:

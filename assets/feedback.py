@@ -6,7 +6,6 @@ from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
 from ai_platform.feedback.inbox import scan
 from ai_platform.feedback.ingest import ingest
 from ai_platform.trust.train import train
-from ai_platform.warehouse import Warehouse
 from assets.resources import PlatformRepoResource
 
 BEATS_SINGLE_FEATURE = dg.AssetCheckSpec(
@@ -27,7 +26,7 @@ def feedback_labels(context: dg.AssetExecutionContext, platform_repo: PlatformRe
     platform = platform_repo.platform()
     inbox = platform.inbox_path
     files = scan(inbox, settle_s=0).files if inbox.is_dir() else []  # the run was asked for: take what is there
-    reports = ingest([inbox / f.name for f in files], Warehouse(platform.warehouse_path))
+    reports = ingest([inbox / f.name for f in files], platform.warehouse())
     for report in reports:
         context.log.info(report.summary())
     rows = [
@@ -60,7 +59,7 @@ def feedback_labels(context: dg.AssetExecutionContext, platform_repo: PlatformRe
 )
 def trust_model(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
     platform = platform_repo.platform()
-    trained = train(Warehouse(platform.warehouse_path), ArtifactStore(platform.artifacts_path))
+    trained = train(platform.warehouse(), ArtifactStore(platform.artifacts_path))
     m = trained.metrics
     singles = "\n".join(
         f"| {name} | {auc:.3f} |" for name, auc in sorted(m["single_feature_auc"].items(), key=lambda kv: -kv[1])

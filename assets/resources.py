@@ -66,7 +66,7 @@ class PlatformRepoResource(dg.ConfigurableResource):
         return Records(snap.platform.artifacts_path)
 
     def warehouse(self, snap: SpecSnapshot) -> Warehouse:
-        return Warehouse(snap.platform.warehouse_path)
+        return snap.platform.warehouse()
 
     def platform(self) -> Platform:
         """The platform config at the branch head, for stages that serve every model (feedback, trust)."""

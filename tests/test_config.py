@@ -37,7 +37,7 @@ def test_demo_repo_loads(repo: Path) -> None:
     assert spec.quantization.method == "awq" and spec.quantization.group_size == 128
     assert spec.prompts == ["contract_review"]
     assert [g.metric for g in spec.canary.gates][:2] == ["schema_valid_rate", "finish_stop_rate"]
-    assert platform.warehouse_path == repo / "state" / "warehouse.duckdb"
+    assert platform.warehouse().location == str(repo / "state" / "warehouse.duckdb")
     assert platform.config.kubernetes.gpu.tolerations[0].key == "nvidia.com/gpu"
 
 

@@ -29,7 +29,6 @@ from ai_platform.rollout import local
 from ai_platform.serving.gateway import create_app, keys
 from ai_platform.serving.state import GATEWAY_URL_FILE
 from ai_platform.specs import pinned_spec
-from ai_platform.warehouse import Warehouse
 from assets import SHIP_CHAIN
 
 pytestmark = [
@@ -164,7 +163,7 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     }
     assert served_ok.get(MODEL, 0) >= 3, served_ok
     time.sleep(1.5)  # the generation log writes in batches
-    warehouse = Warehouse(snap.platform.warehouse_path)
+    warehouse = snap.platform.warehouse()
     _, rows = warehouse.query("SELECT count(*) FROM generations WHERE source = 'gateway'")
     assert rows[0][0] >= sum(traffic.statuses.values())
     _, deployments = warehouse.query("SELECT status, count(*) FROM deployments GROUP BY status ORDER BY status")

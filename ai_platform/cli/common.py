@@ -15,6 +15,7 @@ from ai_platform.errors import PlatformError
 
 if TYPE_CHECKING:
     from ai_platform.config import PlatformConfig
+    from ai_platform.warehouse import Warehouse
 
 Handler = Callable[[argparse.Namespace], Any]
 Areas: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # an area's subcommands
@@ -45,26 +46,47 @@ def json_default(value: Any) -> Any:
     return str(value)
 
 
-def configured_path(given: str | None, option: str, pick: Callable[[PlatformConfig], str]) -> Path:
-    """`given` (the command's --option), else the location platform.yaml names (`pick`; on $AI_PLATFORM_REPO's
-    branch when set, the default otherwise), under $AI_PLATFORM_HOME."""
+def _configured() -> tuple[PlatformConfig, Path]:
+    """platform.yaml (on $AI_PLATFORM_REPO's branch when set, the default otherwise) and $AI_PLATFORM_HOME."""
     from ai_platform.changes import local_repo
-    from ai_platform.config import PlatformConfig, under
+    from ai_platform.config import PlatformConfig
     from ai_platform.platform_repo import config_at
+
+    home = os.environ.get("AI_PLATFORM_HOME")
+    if not home:
+        raise PlatformError("set AI_PLATFORM_HOME or pass the location")
+    repo, branch = os.environ.get("AI_PLATFORM_REPO"), os.environ.get("AI_PLATFORM_BRANCH", "main")
+    config = config_at(local_repo(repo, Path(home)), branch) if repo else PlatformConfig(name="default")
+    return config, Path(home)
+
+
+def configured_path(given: str | None, option: str, pick: Callable[[PlatformConfig], str]) -> Path:
+    """`given` (the command's --option), else the location platform.yaml names (`pick`), under $AI_PLATFORM_HOME."""
+    from ai_platform.config import under
 
     if given:
         return Path(given)
-    home = os.environ.get("AI_PLATFORM_HOME")
-    if not home:
-        raise PlatformError(f"pass {option} or set AI_PLATFORM_HOME")
-    repo, branch = os.environ.get("AI_PLATFORM_REPO"), os.environ.get("AI_PLATFORM_BRANCH", "main")
-    config = config_at(local_repo(repo, Path(home)), branch) if repo else PlatformConfig(name="default")
-    return under(Path(home), pick(config))
+    try:
+        config, home = _configured()
+    except PlatformError:
+        raise PlatformError(f"pass {option} or set AI_PLATFORM_HOME") from None
+    return under(home, pick(config))
 
 
-def warehouse_path(args: argparse.Namespace) -> Path:
-    """--warehouse, else platform.yaml's storage.warehouse under the home."""
-    return configured_path(args.warehouse, "--warehouse DB", lambda config: config.storage.warehouse)
+WAREHOUSE_HELP = "a DuckDB file or a ducklake:postgres:... catalog (default: platform.yaml's storage.warehouse)"
+
+
+def warehouse_at(args: argparse.Namespace) -> Warehouse:
+    """--warehouse (a DuckDB file or a DuckLake catalog), else platform.yaml's storage.warehouse."""
+    from ai_platform.warehouse import at
+
+    if args.warehouse:
+        return at(args.warehouse)
+    try:
+        config, home = _configured()
+    except PlatformError:
+        raise PlatformError("pass --warehouse DB or set AI_PLATFORM_HOME") from None
+    return at(config.storage.warehouse_location(home), config.storage.warehouse_data)
 
 
 def home_of(args: argparse.Namespace) -> Path:

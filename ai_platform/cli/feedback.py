@@ -6,15 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from ai_platform.cli.common import Areas, command, emit, warehouse_path
+from ai_platform.cli.common import WAREHOUSE_HELP, Areas, command, emit, warehouse_at
 from ai_platform.errors import PlatformError
 
 
 def feedback_ingest(args: argparse.Namespace) -> int:
     from ai_platform.feedback.ingest import ingest_file
-    from ai_platform.warehouse import Warehouse
 
-    warehouse = Warehouse(warehouse_path(args))
+    warehouse = warehouse_at(args)
     reports, errors = [], []
     for name in args.files:  # one unreadable file does not stop the others; it makes the exit 1
         try:
@@ -40,4 +39,4 @@ def add(areas: Areas) -> None:
         "validate label files (CSV, JSONL, Parquet) into the warehouse; bad rows are quarantined",
     )
     p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--warehouse", help="the DuckDB file (default: $AI_PLATFORM_HOME/warehouse.duckdb)")
+    p.add_argument("--warehouse", help=WAREHOUSE_HELP)

@@ -5,20 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ai_platform.cli.common import Areas, command, emit, warehouse_path
+from ai_platform.cli.common import WAREHOUSE_HELP, Areas, command, emit, warehouse_at
 
 
 def warehouse_migrate(args: argparse.Namespace) -> None:
-    from ai_platform.warehouse import Warehouse
-
-    applied = Warehouse(warehouse_path(args)).migrate()
+    applied = warehouse_at(args).migrate()
     emit(args, {"applied": applied}, f"applied migrations: {applied}" if applied else "warehouse is up to date")
 
 
 def sql(args: argparse.Namespace) -> None:
-    from ai_platform.warehouse import Warehouse
-
-    columns, rows = Warehouse(warehouse_path(args)).query(args.query)
+    columns, rows = warehouse_at(args).query(args.query)
     if args.json:
         emit(args, [dict(zip(columns, row, strict=True)) for row in rows], "")
         return
@@ -31,12 +27,13 @@ def sql(args: argparse.Namespace) -> None:
 
 
 def add(areas: Areas) -> None:
-    wh = areas.add_parser("warehouse", help="the DuckDB warehouse").add_subparsers(dest="command", required=True)
+    area = areas.add_parser("warehouse", help="the warehouse (DuckDB file or DuckLake)")
+    wh = area.add_subparsers(dest="command", required=True)
     p = command(wh, "migrate", warehouse_migrate, "apply pending migrations")
-    p.add_argument("--warehouse", help="the DuckDB file (default: $AI_PLATFORM_HOME/warehouse.duckdb)")
+    p.add_argument("--warehouse", help=WAREHOUSE_HELP)
 
     p = areas.add_parser("sql", help="read-only query for analysts", description="read-only query for analysts")
     p.set_defaults(handler=sql)
     p.add_argument("query")
-    p.add_argument("--warehouse", help="the DuckDB file (default: $AI_PLATFORM_HOME/warehouse.duckdb)")
+    p.add_argument("--warehouse", help=WAREHOUSE_HELP)
     p.add_argument("--json", action="store_true", help="rows as a JSON array of objects")

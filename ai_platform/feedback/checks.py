@@ -38,6 +38,8 @@ CONFLICT = "conflicts with an earlier label (same generation_id, reviewer, label
 _TIME = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?"
 ZONED = _TIME + r"(Z|[+-]\d{2}(:?\d{2})?)"
 NAIVE = _TIME
+# A time given to the minute gets ":00": DuckDB 1.5 casts 10:04:00Z but not 10:04Z.
+MINUTES = r"^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2})([Z+-])"
 # The shape most tools write (2026-01-06T10:00:00Z), one case of ZONED: GLOB matches it in
 # two thirds of the regex's time, and the regex sees only the rest.
 COMMON = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"
@@ -73,7 +75,9 @@ WITH trimmed AS (
 ), parsed AS (
     SELECT *,
            CASE WHEN stamp GLOB '{COMMON}' THEN true ELSE regexp_full_match(stamp, '{ZONED}') END AS zoned,
-           CASE WHEN zoned THEN try_cast(stamp AS TIMESTAMPTZ) END AS labeled_at
+           CASE WHEN zoned THEN try_cast(
+               CASE WHEN stamp GLOB '{COMMON}' THEN stamp ELSE regexp_replace(stamp, '{MINUTES}', '\\1:00\\2') END
+               AS TIMESTAMPTZ) END AS labeled_at
     FROM cleaned
 )
 SELECT line, generation_id, reviewer, label, comment, labeled_at,

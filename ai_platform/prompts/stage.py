@@ -21,7 +21,7 @@ from ai_platform.prompts.compiler import CompiledPrompt, compile_file, version_o
 from ai_platform.prompts.render import render_messages
 from ai_platform.records import CompiledPrompts, PromptBundle, PromptVersion
 from ai_platform.specs import SpecSnapshot
-from ai_platform.warehouse import Warehouse
+from ai_platform.warehouse import Warehouse, insert_new
 
 
 @dataclass(frozen=True)
@@ -78,11 +78,8 @@ def record_versions(warehouse: Warehouse, snap: SpecSnapshot, prompts: PromptSet
         for p in prompts.prompts
     ]
     with warehouse.write() as con:
-        con.executemany(
-            "INSERT INTO prompt_versions (version, name, source_path, source_sha256, repo_commit, compiled)"
-            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (version) DO NOTHING",
-            rows,
-        )
+        columns = ("version", "name", "source_path", "source_sha256", "repo_commit", "compiled")
+        insert_new(con, "prompt_versions", columns, "version", rows)
 
 
 def stored_prompts(store: ArtifactStore, versions: list[str]) -> list[dict[str, Any]]:

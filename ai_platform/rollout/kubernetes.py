@@ -26,7 +26,6 @@ from ai_platform.logs import Log
 from ai_platform.serving import dashboard
 from ai_platform.serving.state import record_live
 from ai_platform.serving.vllm import server_args
-from ai_platform.warehouse import Warehouse
 
 PORT = 8000
 MOUNT = "/model-image"
@@ -294,7 +293,7 @@ def apply_rollout(snap: Any, image: str, bundle: str, *, log: Log, timeout_s: fl
     log(f"{spec.name}: Service now routes to {color} ({ref})")
     ArtifactStore(platform.artifacts_path).set_ref("k8s_rollout", spec.name, {"color": color, "image": image})
     endpoint = service_url(spec.name, ns)
-    with Warehouse(platform.warehouse_path).write() as con:
+    with platform.warehouse().write() as con:
         record_live(
             con,
             deployment_id=uuid.uuid4().hex,

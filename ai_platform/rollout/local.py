@@ -96,8 +96,8 @@ def _record(warehouse: Warehouse, snap: SpecSnapshot, new: Color, reason: str) -
 
 def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary passed", log: Log = print) -> Rollout:
     platform, model, home = snap.platform, snap.spec.name, snap.platform.home
-    warehouse = Warehouse(platform.warehouse_path)
-    db = str(platform.warehouse_path)
+    warehouse = platform.warehouse()
+    db = warehouse.location
     threshold, inbox = platform.config.feedback.trust_threshold, str(platform.inbox_path)
     corpus = platform.config.feedback.retrieval_corpus
     state = replace(

@@ -24,7 +24,7 @@ from ai_platform.artifacts import ArtifactStore
 from ai_platform.errors import TrustModelError
 from ai_platform.trust.features import FEATURES, features
 from ai_platform.trust.model import TrustModel
-from ai_platform.warehouse import Warehouse
+from ai_platform.warehouse import Warehouse, insert_new
 
 MIN_LABELS = 20
 HOLDOUT = 0.3
@@ -157,11 +157,9 @@ def train(warehouse: Warehouse, store: ArtifactStore) -> Trained:
     digest = store.put_bytes(model.to_bytes())
     path = str(store.blob_path(digest))
     with warehouse.write() as con:  # the same model trained twice is one row, and keeps its standing
-        con.execute(
-            "INSERT INTO trust_models (version, algorithm, features, metrics, champion, artifact_path)"
-            " VALUES (?, 'logistic_regression', ?, ?, false, ?) ON CONFLICT (version) DO NOTHING",
-            [digest, json.dumps(model.features), json.dumps(metrics), path],
-        )
+        columns = ("version", "algorithm", "features", "metrics", "champion", "artifact_path")
+        row = [digest, "logistic_regression", json.dumps(model.features), json.dumps(metrics), False, path]
+        insert_new(con, "trust_models", columns, "version", [row])
         if promoted:
             con.execute("UPDATE trust_models SET champion = (version = ?)", [digest])
     if promoted:

@@ -15,9 +15,10 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from ai_platform import warehouse
 from ai_platform.serving.gateway.journal import Journal
 from ai_platform.serving.gateway.metrics import Metrics
-from ai_platform.warehouse import Warehouse, insert_rows
+from ai_platform.warehouse import insert_rows
 
 LOG = logging.getLogger("ai_platform.gateway")
 
@@ -87,7 +88,7 @@ class GenerationLog:
             for target in list(pending):
                 db, table = target
                 try:
-                    with WAREHOUSE_LOCK, Warehouse(db).write() as con:
+                    with WAREHOUSE_LOCK, warehouse.at(db).write() as con:
                         insert_rows(con, table, [row for row, _ in pending[target]], idempotent=True)
                 except Exception as exc:  # any failure at all: keep the rows and the thread, retry later
                     self.metrics.log_failures.inc()

@@ -15,7 +15,7 @@ from ai_platform.serving.gateway.generations import WAREHOUSE_LOCK
 from ai_platform.serving.state import ModelState
 from ai_platform.trust.features import features
 from ai_platform.trust.model import TrustModel
-from ai_platform.warehouse import Warehouse
+from ai_platform.warehouse import at
 
 CHAMPION_TTL_S = 15.0
 
@@ -42,7 +42,7 @@ class TrustChampions:
         try:
             query = "SELECT artifact_path FROM trust_models WHERE champion ORDER BY trained_at DESC LIMIT 1"
             with WAREHOUSE_LOCK:
-                _, rows = Warehouse(warehouse, lock_timeout_s=2).query(query)
+                _, rows = at(warehouse, lock_timeout_s=2).query(query)
         except PlatformError:
             return None
         if not rows:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -76,14 +76,38 @@ GUARD_ACTION_COLUMNS = (
 COLUMNS = {"generations": GENERATION_COLUMNS, "guard_actions": GUARD_ACTION_COLUMNS}
 
 
+KEYS = {"generations": "generation_id", "guard_actions": "action_id"}
+
+
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[list[Any]], *, idempotent: bool = False) -> None:
     """Insert rows into `table`, each row's values in COLUMNS[table] order (inside the caller's transaction).
 
-    `idempotent`: a row whose primary key is already there is skipped (a replayed journal)."""
+    `idempotent`: a row whose key is already there is skipped (a replayed journal)."""
     columns = COLUMNS[table]
+    if idempotent:
+        insert_new(con, table, columns, KEYS[table], rows)
+        return
     marks = ", ".join("?" * len(columns))
-    verb = "INSERT OR IGNORE" if idempotent else "INSERT"
-    con.executemany(f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+    con.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+
+
+def insert_new(
+    con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], key: str, rows: Sequence[Sequence[Any]]
+) -> None:
+    """Insert the rows whose `key` is not in `table` yet, once each: what a primary key's conflict clause did,
+    written out, because the DuckLake profile holds no keys. One anti-join per batch, not per row."""
+    if not rows:
+        return
+    names, marks = ", ".join(columns), ", ".join("?" * len(columns))
+    con.execute(f"CREATE OR REPLACE TEMP TABLE incoming AS SELECT {names} FROM {table} LIMIT 0")
+    try:
+        con.executemany(f"INSERT INTO incoming ({names}) VALUES ({marks})", [list(r) for r in rows])
+        con.execute(
+            f"INSERT INTO {table} ({names}) SELECT DISTINCT ON ({key}) {names} FROM incoming"
+            f" WHERE {key} NOT IN (SELECT {key} FROM {table} WHERE {key} IS NOT NULL)"
+        )
+    finally:
+        con.execute("DROP TABLE IF EXISTS temp.incoming")
 
 
 def insert_generations(con: duckdb.DuckDBPyConnection, rows: list[list[Any]]) -> None:
@@ -127,20 +151,35 @@ def _is_lock_conflict(exc: duckdb.Error) -> bool:
 
 
 class Warehouse:
-    """A DuckDB file. `write()` and `read()` open a connection for one short unit of work."""
+    """A DuckDB file. `write()` and `read()` open a connection for one short unit of work.
+
+    The production profile, DuckLake with a PostgreSQL catalog, is `ducklake.Lake`: the same
+    interface, schema and migrations. `ai_platform.warehouse.at()` picks the profile from a location."""
 
     def __init__(self, path: Path | str, *, lock_timeout_s: float = 60.0) -> None:
         self.path = Path(path)
         self.lock_timeout_s = lock_timeout_s
 
+    @property
+    def location(self) -> str:
+        """What a rollout state or a log names this warehouse by (`at()` opens it again)."""
+        return str(self.path)
+
     # -- connections
 
     def _connect(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         deadline = time.monotonic() + self.lock_timeout_s
         delay = 0.02
         while True:
             try:
-                return duckdb.connect(str(self.path), read_only=read_only)
+                con = duckdb.connect(str(self.path), read_only=read_only)
+                if not read_only:
+                    # Every commit checkpoints straight into the file. Left to the default, a commit
+                    # under 16 MB goes to the WAL and the close copies it into the file again.
+                    con.execute("SET checkpoint_threshold = '0 bytes'")
+                return con
             except duckdb.Error as exc:
                 if not _is_lock_conflict(exc):
                     raise WarehouseError(f"{self.path}: cannot open warehouse: {exc}") from None
@@ -153,16 +192,19 @@ class Warehouse:
                 time.sleep(delay * (1 + random.random()))
                 delay = min(delay * 2, 0.5)
 
+    def _exists(self) -> bool:
+        return self.path.is_file()
+
+    def _ddl(self, sql: str) -> list[str]:
+        """The statements that apply schema SQL here (a DuckDB file holds every constraint as written)."""
+        return [sql]
+
     @contextmanager
     def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """One transaction: committed if the block returns, rolled back if it raises."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         con = self._connect(read_only=False)
         try:
             self._migrate(con)
-            # Every commit checkpoints straight into the file. Left to the default, a commit
-            # under 16 MB goes to the WAL and the close copies it into the file again.
-            con.execute("SET checkpoint_threshold = '0 bytes'")
             con.begin()
             try:
                 yield con
@@ -175,8 +217,8 @@ class Warehouse:
 
     @contextmanager
     def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        if not self.path.is_file():
-            raise WarehouseError(f"{self.path}: no warehouse here yet (nothing has been written)")
+        if not self._exists():
+            raise WarehouseError(f"{self.location}: no warehouse here yet (nothing has been written)")
         con = self._connect(read_only=True)
         try:
             yield con
@@ -185,7 +227,6 @@ class Warehouse:
 
     def migrate(self) -> list[int]:
         """Apply pending migrations now; returns the versions applied."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         con = self._connect(read_only=False)
         try:
             return self._migrate(con)
@@ -204,13 +245,13 @@ class Warehouse:
 
     # -- migrations
 
-    @staticmethod
-    def _migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
-        con.execute(
+    def _migrate(self, con: duckdb.DuckDBPyConnection) -> list[int]:
+        for statement in self._ddl(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
             " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL,"
             " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-        )
+        ):
+            con.execute(statement)
         applied = dict(con.execute("SELECT version, checksum FROM schema_migrations").fetchall())
         done = []
         for migration in migrations():
@@ -228,7 +269,8 @@ class Warehouse:
                 continue
             con.begin()
             try:
-                con.execute(migration.sql)
+                for statement in self._ddl(migration.sql):
+                    con.execute(statement)
                 con.execute(
                     "INSERT INTO schema_migrations (version, name, checksum) VALUES (?, ?, ?)",
                     [migration.version, migration.name, migration.checksum],

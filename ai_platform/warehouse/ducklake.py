@@ -1,0 +1,109 @@
+"""The production warehouse profile: DuckLake, its catalog in PostgreSQL, its data files under a data path.
+
+Same interface, schema, migrations and views as the DuckDB file (`Warehouse`), but
+no file lock: PostgreSQL holds the catalog, so writers (gateway replicas, pipeline
+stages, label ingest) and analysts run at once, each transaction on its own
+snapshot, and no writer waits for a reader. Analysts attach with plain DuckDB:
+
+    LOAD ducklake; LOAD postgres;
+    ATTACH 'ducklake:postgres:dbname=lake host=HOST user=USER' AS lake (READ_ONLY); USE lake;
+
+DuckLake holds no PRIMARY KEY, UNIQUE or CHECK constraint, so the migrations are
+applied with those removed (`ddl`), and every writer that relied on a key states
+it (`insert ... where not exists`). The extensions come from the PyPI packages
+`duckdb-extension-ducklake` and `duckdb-extension-postgres-scanner`, loaded by path:
+nothing is downloaded at run time. The PostgreSQL password, if any, comes from
+libpq's environment (PGPASSWORD, PGPASSFILE), never platform.yaml.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from pathlib import Path
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+from ai_platform.errors import WarehouseError
+from ai_platform.warehouse.file import Warehouse
+
+SCHEME = "ducklake:"
+ALIAS = "lake"
+CONSTRAINTS = (exp.PrimaryKeyColumnConstraint, exp.PrimaryKey, exp.UniqueColumnConstraint, exp.CheckColumnConstraint)
+
+
+def extension(package: str) -> Path:
+    """The `.duckdb_extension` file a PyPI extension package carries (for this duckdb version)."""
+    module = importlib.import_module(package)
+    found = sorted(Path(str(module.__file__)).parent.glob(f"extensions/v{duckdb.__version__}/*.duckdb_extension"))
+    if not found:
+        raise WarehouseError(
+            f"{package} has no extension for duckdb {duckdb.__version__}; install {package}=={duckdb.__version__}"
+        )
+    return found[0]
+
+
+def ddl(sql: str) -> list[str]:
+    """Schema SQL as DuckLake takes it: every statement, with its PRIMARY KEY, UNIQUE and CHECK constraints
+    removed (a table-level constraint too). Comments are dropped with them."""
+    statements = []
+    for statement in sqlglot.parse(sql, read="duckdb"):
+        if statement is None:
+            continue
+        for node in list(statement.find_all(*CONSTRAINTS)):
+            parent = node.parent
+            (parent if isinstance(parent, exp.ColumnConstraint) else node).pop()
+        statements.append(statement.sql(dialect="duckdb", comments=False))
+    return statements
+
+
+class Lake(Warehouse):
+    """A DuckLake: `catalog` is its ATTACH string (`ducklake:postgres:dbname=... host=...`); `data_path`, a
+    folder or object-store prefix, is needed only to create it (the catalog remembers it)."""
+
+    def __init__(self, catalog: str, data_path: str | None = None, *, lock_timeout_s: float = 60.0) -> None:
+        if not catalog.startswith(SCHEME):
+            raise WarehouseError(f"{catalog!r}: a DuckLake catalog starts with {SCHEME}")
+        super().__init__(Path("."), lock_timeout_s=lock_timeout_s)
+        self.catalog = catalog
+        self.data_path = data_path
+
+    @property
+    def location(self) -> str:
+        return self.catalog
+
+    def _connect(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        con = duckdb.connect()
+        try:
+            for package in ("duckdb_extension_ducklake", "duckdb_extension_postgres_scanner"):
+                con.execute(f"LOAD '{extension(package)}'")
+            options = ["READ_ONLY"] if read_only else []
+            if self.data_path and not read_only:
+                options.append(f"DATA_PATH '{self.data_path}'")
+            clause = f" ({', '.join(options)})" if options else ""
+            con.execute(f"ATTACH '{self.catalog}' AS {ALIAS}{clause}")
+            con.execute(f"USE {ALIAS}")
+        except duckdb.Error as exc:
+            con.close()
+            raise WarehouseError(f"{self.catalog}: cannot attach the DuckLake: {exc}") from None
+        return con
+
+    def _exists(self) -> bool:
+        return True  # an empty lake answers "no such table", which says as much
+
+    def _ddl(self, sql: str) -> list[str]:
+        return ddl(sql)
+
+    def _migrate(self, con: duckdb.DuckDBPyConnection) -> list[int]:
+        """Two processes that open a new lake at once both try its migrations; one commits, the other's
+        commit conflicts, and it reads the schema again and finds it current."""
+        for attempt in range(6):
+            try:
+                return super()._migrate(con)
+            except (duckdb.Error, WarehouseError) as exc:
+                if "conflict" not in str(exc).lower() or attempt == 5:
+                    raise
+                time.sleep(0.1 * (attempt + 1))
+        raise AssertionError("unreachable")
