@@ -16,6 +16,14 @@ BEATS_SINGLE_FEATURE = dg.AssetCheckSpec(
 )
 
 
+PER_FILE = dg.TableSchema(
+    columns=[
+        dg.TableColumn("file", "string"),
+        *(dg.TableColumn(name, "int") for name in ("rows_in", "accepted", "quarantined", "duplicates")),
+    ]
+)
+
+
 @dg.asset(
     group_name="feedback",
     kinds={"duckdb", "csv"},
@@ -44,7 +52,12 @@ def feedback_labels(context: dg.AssetExecutionContext, platform_repo: PlatformRe
     totals = {k: sum(getattr(r, k) for r in reports) for k in ("rows_in", "accepted", "quarantined", "duplicates")}
     version = sha256_hex(canonical_json(sorted([r.sha256, r.accepted] for r in reports)))
     return dg.MaterializeResult(
-        metadata={**totals, "files": len(reports), "inbox": str(inbox), "per_file": dg.MetadataValue.table(rows)},
+        metadata={
+            **totals,
+            "files": len(reports),
+            "inbox": str(inbox),
+            "per_file": dg.MetadataValue.table(rows, schema=PER_FILE),
+        },
         data_version=dg.DataVersion(version),
     )
 

@@ -19,9 +19,9 @@ from ai_platform.trust.train import MIN_LABELS, Example, ece, evaluate, fit, tra
 from ai_platform.warehouse import Warehouse
 
 
-def seed_warehouse(path: Path, n: int, rng: random.Random, shift: float = 0.0) -> Warehouse:
+def seed_warehouse(where: Path | Warehouse, n: int, rng: random.Random, shift: float = 0.0) -> Warehouse:
     """Generations whose correctness depends on two signals, each only partly informative alone."""
-    warehouse = Warehouse(path)
+    warehouse = where if isinstance(where, Warehouse) else Warehouse(where)
     start = datetime(2026, 3, 1, tzinfo=UTC)
     generations, labels = [], []
     for i in range(n):

@@ -132,3 +132,27 @@ def test_writers_never_wait_on_an_analyst_and_nothing_is_lost(lake: Lake, tmp_pa
     _, rows = lake.query("SELECT count(*) FROM generations WHERE generation_id LIKE 'gen-_-%'")
     assert rows[0][0] == WRITERS * BATCHES * ROWS
     check_conserved(labels, records, report, lake)
+
+
+def test_maintenance_compacts_and_keeps_time_travel_within_the_window(lake: Lake) -> None:
+    for batch in range(5):  # five small inserts: inlined in the catalog, then written out together
+        with lake.write() as con:
+            insert_generations(con, [generation(f"gen-m{batch}-{i}") for i in range(3)])
+    with lake.read() as con:
+        snapshots = con.execute("SELECT max(snapshot_id) FROM ducklake_snapshots('lake')").fetchone()
+    done = lake.maintain(keep_days=7)
+    assert done["flushed"] >= 1 and set(done) == {"flushed", "merged", "expired", "deleted"}
+    _, rows = lake.query("SELECT count(*) FROM generations")
+    assert rows == [(15,)]
+    assert snapshots is not None
+    _, then = lake.query(f"SELECT count(*) FROM generations AT (VERSION => {snapshots[0] - 1})")
+    assert then == [(12,)], "a snapshot inside the window still answers"
+
+
+def test_the_maintenance_job_runs_on_the_platforms_warehouse(instance, own_demo_repo: Path) -> None:
+    from definitions import defs
+
+    result = defs.resolve_job_def("maintain_warehouse").execute_in_process(instance=instance)
+    assert result.success
+    (materialized,) = [e for e in result.all_events if e.event_type_value == "STEP_OUTPUT"]
+    assert materialized.step_key == "maintain"

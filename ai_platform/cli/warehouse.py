@@ -13,6 +13,11 @@ def warehouse_migrate(args: argparse.Namespace) -> None:
     emit(args, {"applied": applied}, f"applied migrations: {applied}" if applied else "warehouse is up to date")
 
 
+def warehouse_maintain(args: argparse.Namespace) -> None:
+    done = warehouse_at(args).maintain(args.keep_days)
+    emit(args, done, ", ".join(f"{k}: {v}" for k, v in done.items()))
+
+
 def sql(args: argparse.Namespace) -> None:
     columns, rows = warehouse_at(args).query(args.query)
     if args.json:
@@ -31,6 +36,15 @@ def add(areas: Areas) -> None:
     wh = area.add_subparsers(dest="command", required=True)
     p = command(wh, "migrate", warehouse_migrate, "apply pending migrations")
     p.add_argument("--warehouse", help=WAREHOUSE_HELP)
+
+    p = command(
+        wh,
+        "maintain",
+        warehouse_maintain,
+        "housekeeping: a DuckLake's small files merged and old snapshots expired; a DuckDB file checkpointed",
+    )
+    p.add_argument("--warehouse", help=WAREHOUSE_HELP)
+    p.add_argument("--keep-days", type=int, default=7, help="how far back time travel reaches (default: 7)")
 
     p = areas.add_parser("sql", help="read-only query for analysts", description="read-only query for analysts")
     p.set_defaults(handler=sql)

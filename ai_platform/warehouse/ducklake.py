@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import time
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import sqlglot
@@ -30,6 +31,7 @@ from ai_platform.errors import WarehouseError
 from ai_platform.warehouse.file import Warehouse
 
 SCHEME = "ducklake:"
+INLINE_ROWS = 100  # an insert this small lives in the catalog until `maintain` writes it out as Parquet
 ALIAS = "lake"
 CONSTRAINTS = (exp.PrimaryKeyColumnConstraint, exp.PrimaryKey, exp.UniqueColumnConstraint, exp.CheckColumnConstraint)
 
@@ -79,7 +81,7 @@ class Lake(Warehouse):
         try:
             for package in ("duckdb_extension_ducklake", "duckdb_extension_postgres_scanner"):
                 con.execute(f"LOAD '{extension(package)}'")
-            options = ["READ_ONLY"] if read_only else []
+            options = ["READ_ONLY"] if read_only else [f"DATA_INLINING_ROW_LIMIT {INLINE_ROWS}"]
             if self.data_path and not read_only:
                 options.append(f"DATA_PATH '{self.data_path}'")
             clause = f" ({', '.join(options)})" if options else ""
@@ -107,3 +109,20 @@ class Lake(Warehouse):
                     raise
                 time.sleep(0.1 * (attempt + 1))
         raise AssertionError("unreachable")
+
+    def maintain(self, keep_days: int = 7) -> dict[str, Any]:
+        """Housekeeping, run daily by the `maintain_warehouse` schedule: inlined rows are written out as
+        Parquet, small adjacent files merged (time travel still sees every snapshot), snapshots older than
+        `keep_days` expired, and the files only they used deleted."""
+        older = f"now() - INTERVAL '{int(keep_days)} days'"
+        steps = {
+            "flushed": f"CALL ducklake_flush_inlined_data('{ALIAS}')",
+            "merged": f"CALL ducklake_merge_adjacent_files('{ALIAS}')",
+            "expired": f"CALL ducklake_expire_snapshots('{ALIAS}', older_than => {older})",
+            "deleted": f"CALL ducklake_cleanup_old_files('{ALIAS}', older_than => {older})",
+        }
+        con = self._connect(read_only=False)
+        try:
+            return {name: len(con.execute(sql).fetchall()) for name, sql in steps.items()}
+        finally:
+            con.close()

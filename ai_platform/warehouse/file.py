@@ -233,6 +233,15 @@ class Warehouse:
         finally:
             con.close()
 
+    def maintain(self, keep_days: int = 7) -> dict[str, Any]:
+        """Housekeeping: a DuckDB file only checkpoints (its WAL into the file); nothing is kept to expire."""
+        con = self._connect(read_only=False)
+        try:
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        return {"checkpointed": self.location}
+
     def query(self, sql: str, params: list[Any] | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """A read-only query: column names and rows."""
         with self.read() as con:
