@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import shlex
 import subprocess
 import sys
 import time
@@ -156,3 +157,32 @@ def test_the_maintenance_job_runs_on_the_platforms_warehouse(instance, own_demo_
     assert result.success
     (materialized,) = [e for e in result.all_events if e.event_type_value == "STEP_OUTPUT"]
     assert materialized.step_key == "maintain"
+
+
+def test_the_analysts_duckdb_cli_opens_either_profile(lake: Lake, tmp_path: Path) -> None:
+    from ai_platform.warehouse import Warehouse
+
+    file = Warehouse(tmp_path / "w.duckdb")
+    for warehouse in (lake, file):
+        with warehouse.write() as con:
+            insert_generations(con, [generation("gen-cli")])
+        printed = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ai_platform.cli",
+                "warehouse",
+                "shell",
+                "--print",
+                "--warehouse",
+                warehouse.location,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
+        ).stdout
+        argv = [*shlex.split(printed), "-csv", "-noheader", "-c", "SELECT generation_id FROM generations"]
+        assert Path(argv[0]).name == "duckdb"
+        answered = subprocess.run(argv, capture_output=True, text=True, check=True)
+        assert answered.stdout.split() == ["gen-cli"]

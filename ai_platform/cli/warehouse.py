@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ai_platform.cli.common import WAREHOUSE_HELP, Areas, command, emit, warehouse_at
 
@@ -16,6 +17,19 @@ def warehouse_migrate(args: argparse.Namespace) -> None:
 def warehouse_maintain(args: argparse.Namespace) -> None:
     done = warehouse_at(args).maintain(args.keep_days)
     emit(args, done, ", ".join(f"{k}: {v}" for k, v in done.items()))
+
+
+def warehouse_shell(args: argparse.Namespace) -> None:
+    """The `duckdb` CLI (installed with the platform) on the warehouse, read-only; --print: the command only."""
+    import os
+    import shlex
+
+    cli = Path(sys.executable).with_name("duckdb")
+    argv = [str(cli), *warehouse_at(args).shell()]
+    if args.print:
+        print(shlex.join(argv))
+        return
+    os.execv(argv[0], argv)
 
 
 def sql(args: argparse.Namespace) -> None:
@@ -45,6 +59,10 @@ def add(areas: Areas) -> None:
     )
     p.add_argument("--warehouse", help=WAREHOUSE_HELP)
     p.add_argument("--keep-days", type=int, default=7, help="how far back time travel reaches (default: 7)")
+
+    p = command(wh, "shell", warehouse_shell, "the duckdb CLI on the warehouse, read-only (DuckLake attached)")
+    p.add_argument("--warehouse", help=WAREHOUSE_HELP)
+    p.add_argument("--print", action="store_true", help="print the duckdb command line instead of running it")
 
     p = areas.add_parser("sql", help="read-only query for analysts", description="read-only query for analysts")
     p.set_defaults(handler=sql)

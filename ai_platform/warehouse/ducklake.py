@@ -76,21 +76,29 @@ class Lake(Warehouse):
     def location(self) -> str:
         return self.catalog
 
+    def attach(self, read_only: bool) -> list[str]:
+        """The statements that attach this lake in a DuckDB session (ours, or an analyst's `duckdb`)."""
+        options = ["READ_ONLY"] if read_only else [f"DATA_INLINING_ROW_LIMIT {INLINE_ROWS}"]
+        if self.data_path and not read_only:
+            options.append(f"DATA_PATH '{self.data_path}'")
+        return [
+            *(f"LOAD '{extension(p)}'" for p in ("duckdb_extension_ducklake", "duckdb_extension_postgres_scanner")),
+            f"ATTACH '{self.catalog}' AS {ALIAS} ({', '.join(options)})",
+            f"USE {ALIAS}",
+        ]
+
     def _connect(self, read_only: bool) -> duckdb.DuckDBPyConnection:
         con = duckdb.connect()
         try:
-            for package in ("duckdb_extension_ducklake", "duckdb_extension_postgres_scanner"):
-                con.execute(f"LOAD '{extension(package)}'")
-            options = ["READ_ONLY"] if read_only else [f"DATA_INLINING_ROW_LIMIT {INLINE_ROWS}"]
-            if self.data_path and not read_only:
-                options.append(f"DATA_PATH '{self.data_path}'")
-            clause = f" ({', '.join(options)})" if options else ""
-            con.execute(f"ATTACH '{self.catalog}' AS {ALIAS}{clause}")
-            con.execute(f"USE {ALIAS}")
+            for statement in self.attach(read_only):
+                con.execute(statement)
         except duckdb.Error as exc:
             con.close()
             raise WarehouseError(f"{self.catalog}: cannot attach the DuckLake: {exc}") from None
         return con
+
+    def shell(self) -> list[str]:
+        return ["-cmd", "; ".join(self.attach(read_only=True))]
 
     def _exists(self) -> bool:
         return True  # an empty lake answers "no such table", which says as much

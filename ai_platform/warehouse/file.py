@@ -195,6 +195,10 @@ class Warehouse:
     def _exists(self) -> bool:
         return self.path.is_file()
 
+    def shell(self) -> list[str]:
+        """The `duckdb` command line that opens this warehouse read-only for an analyst."""
+        return ["-readonly", str(self.path)]
+
     def _ddl(self, sql: str) -> list[str]:
         """The statements that apply schema SQL here (a DuckDB file holds every constraint as written)."""
         return [sql]
