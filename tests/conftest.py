@@ -20,6 +20,8 @@ os.environ.setdefault("HF_HUB_DISABLE_UPDATE_CHECK", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parent.parent
+from postgres_server import PostgresServer, PostgresUnavailable, running_postgres  # noqa: E402
+
 from ai_platform.serving.vllm import SERVE_PYTHON  # noqa: E402 - tests import it from here
 
 
@@ -188,59 +190,14 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process.wait(timeout=10)
 
 
-def _postgres_bin() -> Path | None:
-    """Debian's PostgreSQL server binaries (/usr/lib/postgresql/VERSION/bin), else initdb on the PATH."""
-    for candidate in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
-        if (candidate / "initdb").is_file():
-            return candidate
-    found = shutil.which("initdb")
-    return Path(found).parent if found else None
-
-
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
-    """Debian's PostgreSQL on a free port of 127.0.0.1 (initdb + pg_ctl; as the `postgres` user when root)."""
-    import socket
-    import subprocess
-    import tempfile
-
-    bindir = _postgres_bin()
-    if bindir is None:
-        pytest.skip("PostgreSQL is not installed (apt-get install postgresql; `make test` installs it)")
-    as_user: list[str] = []
-    folder = Path(tempfile.mkdtemp(prefix="ai-platform-pg-"))  # under /tmp: the postgres user must reach it
-    if os.geteuid() == 0:
-        if shutil.which("runuser") is None or subprocess.run(["id", "postgres"], capture_output=True).returncode:
-            pytest.skip("running as root without a `postgres` user to run PostgreSQL as")
-        shutil.chown(folder, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    data = folder / "data"
-    run = lambda *argv: subprocess.run([*as_user, *map(str, argv)], check=True, capture_output=True)  # noqa: E731
-    run(bindir / "initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
-    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
-    run(bindir / "pg_ctl", "-D", data, "-l", folder / "server.log", "-w", "-o", options, "start")
-    server = PostgresServer(f"host=127.0.0.1 port={port} user=postgres", bindir / "psql")
+    """Debian's PostgreSQL on a free port of 127.0.0.1, for the whole session."""
     try:
-        yield server
-    finally:
-        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"], check=False)
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@dataclass(frozen=True)
-class PostgresServer:
-    dsn: str  # libpq key=value, without dbname
-    psql: Path
-
-    def create_database(self, name: str) -> str:
-        """A new empty database; its libpq connection string."""
-        import subprocess
-
-        subprocess.run([str(self.psql), f"{self.dsn} dbname=postgres", "-qc", f'CREATE DATABASE "{name}"'], check=True)
-        return f"{self.dsn} dbname={name}"
+        with running_postgres() as server:
+            yield server
+    except PostgresUnavailable as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.fixture

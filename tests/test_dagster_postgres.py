@@ -10,7 +10,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import yaml
-from conftest import MODEL, PostgresServer
+from conftest import MODEL
+from postgres_server import PostgresServer
 from test_platform_repo_sensor import commit, runs, tick
 from test_trust import seed_warehouse
 

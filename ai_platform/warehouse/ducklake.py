@@ -19,6 +19,8 @@ libpq's environment (PGPASSWORD, PGPASSFILE), never platform.yaml.
 from __future__ import annotations
 
 import importlib
+import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,9 @@ from ai_platform.warehouse.file import Warehouse
 SCHEME = "ducklake:"
 INLINE_ROWS = 100  # an insert this small lives in the catalog until `maintain` writes it out as Parquet
 ALIAS = "lake"
+_ATTACHED: dict[tuple[int, str, bool], duckdb.DuckDBPyConnection] = {}
+_MIGRATED: set[tuple[int, str]] = set()
+_OPENING = threading.Lock()
 CONSTRAINTS = (exp.PrimaryKeyColumnConstraint, exp.PrimaryKey, exp.UniqueColumnConstraint, exp.CheckColumnConstraint)
 
 
@@ -88,14 +93,24 @@ class Lake(Warehouse):
         ]
 
     def _connect(self, read_only: bool) -> duckdb.DuckDBPyConnection:
-        con = duckdb.connect()
-        try:
-            for statement in self.attach(read_only):
-                con.execute(statement)
-        except duckdb.Error as exc:
-            con.close()
-            raise WarehouseError(f"{self.catalog}: cannot attach the DuckLake: {exc}") from None
-        return con
+        """A cursor on this process's one attached database (per catalog, read-only or not): attaching costs
+        a PostgreSQL round trip per catalog table, so it happens once. Each cursor is its own connection
+        with its own transactions; closing it leaves the database attached."""
+        key = (os.getpid(), self.catalog, read_only)
+        with _OPENING:
+            database = _ATTACHED.get(key)
+            if database is None:
+                database = duckdb.connect()
+                try:
+                    for statement in self.attach(read_only):
+                        database.execute(statement)
+                except duckdb.Error as exc:
+                    database.close()
+                    raise WarehouseError(f"{self.catalog}: cannot attach the DuckLake: {exc}") from None
+                _ATTACHED[key] = database
+        cursor = database.cursor()
+        cursor.execute(f"USE {ALIAS}")
+        return cursor
 
     def shell(self) -> list[str]:
         return ["-cmd", "; ".join(self.attach(read_only=True))]
@@ -106,12 +121,21 @@ class Lake(Warehouse):
     def _ddl(self, sql: str) -> list[str]:
         return ddl(sql)
 
+    def migrate(self) -> list[int]:
+        _MIGRATED.discard((os.getpid(), self.catalog))  # asked for: check again
+        return super().migrate()
+
     def _migrate(self, con: duckdb.DuckDBPyConnection) -> list[int]:
-        """Two processes that open a new lake at once both try its migrations; one commits, the other's
-        commit conflicts, and it reads the schema again and finds it current."""
+        """Checked once per process (a new migration comes with new code, so a new process). Two processes
+        that open a new lake at once both try its migrations; one commits, the other's commit conflicts,
+        and it reads the schema again and finds it current."""
+        if (os.getpid(), self.catalog) in _MIGRATED:
+            return []
         for attempt in range(6):
             try:
-                return super()._migrate(con)
+                applied = super()._migrate(con)
+                _MIGRATED.add((os.getpid(), self.catalog))
+                return applied
             except (duckdb.Error, WarehouseError) as exc:
                 if "conflict" not in str(exc).lower() or attempt == 5:
                     raise
