@@ -5,6 +5,7 @@ import dagster as dg
 from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
 from ai_platform.feedback.inbox import scan
 from ai_platform.feedback.ingest import ingest
+from ai_platform.feedback.pending import retry
 from ai_platform.trust.train import train
 from assets.resources import PlatformRepoResource
 
@@ -34,6 +35,8 @@ def feedback_labels(context: dg.AssetExecutionContext, platform_repo: PlatformRe
     platform = platform_repo.platform()
     inbox = platform.inbox_path
     files = scan(inbox, settle_s=0).files if inbox.is_dir() else []  # the run was asked for: take what is there
+    retried = retry(platform.warehouse())  # labels that came before their generations: look again first
+    context.log.info(retried.summary())
     reports = ingest([inbox / f.name for f in files], platform.warehouse())
     for report in reports:
         context.log.info(report.summary())
@@ -50,10 +53,11 @@ def feedback_labels(context: dg.AssetExecutionContext, platform_repo: PlatformRe
         for r in reports
     ]
     totals = {k: sum(getattr(r, k) for r in reports) for k in ("rows_in", "accepted", "quarantined", "duplicates")}
-    version = sha256_hex(canonical_json(sorted([r.sha256, r.accepted] for r in reports)))
+    version = sha256_hex(canonical_json([sorted([r.sha256, r.accepted] for r in reports), vars(retried)]))
     return dg.MaterializeResult(
         metadata={
             **totals,
+            **{f"pending_{k}": v for k, v in vars(retried).items()},
             "files": len(reports),
             "inbox": str(inbox),
             "per_file": dg.MetadataValue.table(rows, schema=PER_FILE),

@@ -22,7 +22,7 @@ import pytest
 from ai_platform.demo.repo import _label_files
 from ai_platform.errors import FeedbackError
 from ai_platform.feedback import formats, readers
-from ai_platform.feedback.checks import row_checks
+from ai_platform.feedback.checks import UNKNOWN_FOR_NOW, row_checks
 from ai_platform.feedback.formats import FIELDS
 from ai_platform.feedback.ingest import FileReport, ingest, ingest_file
 from ai_platform.feedback.readers import read_csv
@@ -99,8 +99,8 @@ def hostile(*, malformed_quoting: bool) -> list[Record]:
         Record("gen-209,bob,correct,,2026-01-05", "\n", "labeled_at is not an ISO 8601 timestamp"),
         Record("gen-210,bob,correct,,2099-01-01T00:00:00Z", "\n", "labeled_at is in the future"),
         Record("gen-211,bob,correct,,", "\n", "missing labeled_at"),
-        Record("gen-999,bob,correct,,2026-01-05T10:07:00Z", "\n", "unknown generation_id"),
-        Record("canary-case-0001,bob,correct,,2026-01-05T10:07:00Z", "\n", "unknown generation_id"),
+        Record("gen-999,bob,correct,,2026-01-05T10:07:00Z", "\n", UNKNOWN_FOR_NOW),
+        Record("canary-case-0001,bob,correct,,2026-01-05T10:07:00Z", "\n", UNKNOWN_FOR_NOW),
         Record(",bob,correct,,2026-01-05T10:08:00Z", "\n", "missing generation_id"),
         Record("gen-212,,correct,,2026-01-05T10:08:00Z", "\n", "missing reviewer"),
         Record("gen-213,bob,correct", "\n", WIDTH),
@@ -284,7 +284,7 @@ def test_parquet(tmp_path: Path) -> None:
     report = ingest_file(tmp_path / "labels.parquet", wh)
     assert (report.format, report.rows_in, report.accepted, report.quarantined) == ("parquet", 4, 2, 2)
     _, rows = wh.query("SELECT source_line, reason FROM feedback_quarantine ORDER BY 1")
-    assert rows == [(3, "unknown generation_id"), (4, "missing reviewer")]  # row numbers, from 1
+    assert rows == [(3, UNKNOWN_FOR_NOW), (4, "missing reviewer")]  # row numbers, from 1
     _, raw = wh.query("SELECT raw FROM feedback_quarantine WHERE source_line = 3")
     assert json.loads(raw[0][0])["Generation_ID"] == "gen-999"
 
@@ -343,7 +343,7 @@ def test_the_demo_label_files(tmp_path: Path) -> None:
     empty = warehouse(tmp_path / "empty.duckdb", ids=[])  # no canary generations yet: all unknown, all kept
     reports = ingest([csv_file, jsonl_file], empty)
     assert [(r.rows_in, r.accepted, r.quarantined) for r in reports] == [(10, 0, 10), (8, 0, 8)]
-    assert reports[1].reasons == {"unknown generation_id": 7, "unknown label": 1}
+    assert reports[1].reasons == {UNKNOWN_FOR_NOW: 7, "unknown label": 1}
 
     canary = warehouse(tmp_path / "canary.duckdb", ids=[f"canary-case-{i:04d}" for i in range(12)])
     reports = ingest([csv_file, jsonl_file], canary)

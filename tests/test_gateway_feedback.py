@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from ai_platform.feedback.checks import UNKNOWN_FOR_NOW
 from ai_platform.feedback.ingest import ingest
 from ai_platform.serving.gateway import create_app, keys
 from ai_platform.serving.state import ModelState, save
@@ -52,7 +53,7 @@ def test_a_good_label_lands_in_the_inbox_and_ingests_like_a_file_row(client, tmp
     (report,) = ingest([written], Warehouse(tmp_path / "wh.duckdb"))
     assert report.rows_in == 1
     _, rows = Warehouse(tmp_path / "wh.duckdb").query("SELECT reason FROM feedback_quarantine")
-    assert rows == [("unknown generation_id",)]  # the one check that needs the warehouse, at ingestion
+    assert rows == [(UNKNOWN_FOR_NOW,)]  # the one check that needs the warehouse, at ingestion
 
 
 def test_the_key_names_the_reviewer_and_a_label_an_hour_ahead_is_refused(client, tmp_path) -> None:

@@ -186,3 +186,15 @@ def test_the_analysts_duckdb_cli_opens_either_profile(lake: Lake, tmp_path: Path
         assert Path(argv[0]).name == "duckdb"
         answered = subprocess.run(argv, capture_output=True, text=True, check=True)
         assert answered.stdout.split() == ["gen-cli"]
+
+
+def test_a_label_before_its_generation_on_the_lake(lake: Lake, tmp_path: Path) -> None:
+    from test_feedback_pending import labels, log_generation, state
+
+    from ai_platform.feedback.pending import retry
+
+    early = labels(tmp_path, "early.csv", "gen-late,ana,correct,,2026-01-05T10:00:00Z")
+    assert ingest_file(early, lake).quarantined == 1
+    log_generation(lake, "gen-late")
+    assert retry(lake).accepted == 1
+    assert state(lake) == {"labels": [("gen-late", "correct")], "quarantine": [], "pending": 0, "files": [(1, 0, 0, 1)]}

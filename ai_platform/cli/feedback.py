@@ -12,8 +12,10 @@ from ai_platform.errors import PlatformError
 
 def feedback_ingest(args: argparse.Namespace) -> int:
     from ai_platform.feedback.ingest import ingest_file
+    from ai_platform.feedback.pending import retry
 
     warehouse = warehouse_at(args)
+    retried = retry(warehouse)  # labels that came before their generations: look again first
     reports, errors = [], []
     for name in args.files:  # one unreadable file does not stop the others; it makes the exit 1
         try:
@@ -21,12 +23,13 @@ def feedback_ingest(args: argparse.Namespace) -> int:
         except PlatformError as exc:
             errors.append({"file": name, "error": str(exc)})
             print(f"error: {exc}", file=sys.stderr)
-    lines = []
+    lines = [retried.summary()]
     for report in reports:  # quarantined rows are a result, not a failure: they are reported
         lines.append(report.summary())
         lines += [f"  {count:>8}  {reason}" for reason, count in report.reasons.items()]
     if reports or args.json:
-        emit(args, {"files": [r.to_dict() for r in reports], "errors": errors}, "\n".join(lines))
+        files = [r.to_dict() for r in reports]
+        emit(args, {"pending": vars(retried), "files": files, "errors": errors}, "\n".join(lines))
     return 1 if errors else 0
 
 

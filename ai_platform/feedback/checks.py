@@ -29,7 +29,9 @@ UNKNOWN_LABEL = "unknown label"
 NO_ZONE = "labeled_at has no time zone"
 NOT_ISO = "labeled_at is not an ISO 8601 timestamp"
 FUTURE = "labeled_at is in the future"
-UNKNOWN_GENERATION = "unknown generation_id"
+UNKNOWN_GENERATION = "unknown generation_id"  # still unknown after the retry window (feedback/pending.py)
+PENDING_HOURS = 24
+UNKNOWN_FOR_NOW = f"generation_id not logged yet (retried at every ingest for {PENDING_HOURS} h)"
 CONFLICT = "conflicts with an earlier label (same generation_id, reviewer, labeled_at)"
 
 # ISO 8601 / RFC 3339 date-time: T or space, minutes required, seconds and fraction optional,

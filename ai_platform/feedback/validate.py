@@ -20,7 +20,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ai_platform.feedback.checks import CONFLICT, UNKNOWN_GENERATION
+from ai_platform.feedback.checks import CONFLICT, UNKNOWN_FOR_NOW
 from ai_platform.feedback.readers import Staging
 
 # The check that needs the warehouse: is the generation known?
@@ -102,12 +102,20 @@ BAD = f"""
 CREATE OR REPLACE TEMP TABLE fb_bad AS
 SELECT s.line, s.raw,
        CASE WHEN s.reason IS NOT NULL THEN s.reason
-            WHEN u.line IS NOT NULL THEN '{UNKNOWN_GENERATION}'
+            WHEN u.line IS NOT NULL THEN '{UNKNOWN_FOR_NOW}'
             ELSE '{CONFLICT}' END AS reason
 FROM fb_stage s
 LEFT JOIN fb_unknown u USING (line)
 LEFT JOIN (SELECT line FROM fb_outcomes WHERE outcome = 'conflict') c USING (line)
 WHERE s.reason IS NOT NULL OR u.line IS NOT NULL OR c.line IS NOT NULL
+"""
+
+# A good row whose generation is not logged yet waits, parsed, for the next ingests (pending.py).
+PENDING = """
+INSERT INTO feedback_pending
+    (generation_id, reviewer, label, comment, labeled_at, source_file, source_sha256, source_line)
+SELECT s.generation_id, s.reviewer, s.label, s.comment, s.labeled_at, $file, $sha, s.line
+FROM fb_stage s JOIN fb_unknown u USING (line)
 """
 
 QUARANTINE = """
@@ -150,6 +158,7 @@ def write(con: duckdb.DuckDBPyConnection, staging: Staging, source_file: str, sh
     raw = pa.table({"line": pa.array(lines, pa.int64()), "raw": pa.array(staging.raw_of(lines), pa.string())})
     con.register("fb_raw", raw)
     (quarantined,) = con.execute(QUARANTINE, params).fetchone() or (0,)
+    con.execute(PENDING, params)
     reasons = dict(con.execute("SELECT reason, count(*) FROM fb_bad GROUP BY reason ORDER BY 2 DESC, 1").fetchall())
 
     # Conservation, from independent counts: what the inserts reported against what was read.
