@@ -28,7 +28,7 @@ from typing import Any
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from ai_platform.warehouse import GENERATION_COLUMNS, Warehouse, at, insert_generations
+from ai_platform.warehouse import Warehouse, at, generation_row, insert_generations
 from tests.postgres_server import running_postgres
 
 INSERT = "INSERT INTO eval_cases (run_id, case_id, output) VALUES (?, ?, ?)"
@@ -63,13 +63,18 @@ def baseline(path: Path, batches: int, size: int) -> float:
 
 def generations(prefix: str, size: int) -> list[list[Any]]:
     now = datetime.now(UTC)
-    rows = []
-    for i in range(size):
-        values = dict.fromkeys(GENERATION_COLUMNS)
-        values.update(generation_id=f"{prefix}-{i}", model="m", prompt_name="p", prompt_version="v", created_at=now)
-        values.update(source="gateway", output="x" * 200)
-        rows.append([values[c] for c in GENERATION_COLUMNS])
-    return rows
+    return [
+        generation_row(
+            generation_id=f"{prefix}-{i}",
+            model="m",
+            prompt_name="p",
+            prompt_version="v",
+            source="gateway",
+            output="x" * 200,
+            created_at=now,
+        )
+        for i in range(size)
+    ]
 
 
 def writer(location: str, name: str, batches: int, out: Any, go: Any = None) -> None:

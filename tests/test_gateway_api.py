@@ -19,7 +19,7 @@ from ai_platform.serving.gateway import create_app, keys
 from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.metrics import Metrics
 from ai_platform.serving.state import Color, ModelState, save
-from ai_platform.warehouse import GENERATION_COLUMNS, Warehouse
+from ai_platform.warehouse import Warehouse, generation_row
 
 PROMPT = b'user: "Review: {{text}}"\n'
 
@@ -123,8 +123,7 @@ def test_every_request_has_one_access_line_and_one_count(client, caplog: pytest.
 
 
 def _row(generation_id: str, received: datetime) -> list[object]:
-    values = dict.fromkeys(GENERATION_COLUMNS)
-    values.update(
+    return generation_row(
         generation_id=generation_id,
         model="m",
         prompt_name="p",
@@ -132,7 +131,6 @@ def _row(generation_id: str, received: datetime) -> list[object]:
         source="gateway",
         created_at=received,
     )
-    return [values[c] for c in GENERATION_COLUMNS]
 
 
 def _sample(metrics: Metrics, name: str) -> float:

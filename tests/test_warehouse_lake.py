@@ -17,7 +17,7 @@ import duckdb
 from test_feedback_ingest import assemble, check_conserved, hostile
 
 from ai_platform.feedback.ingest import ingest_file
-from ai_platform.warehouse import GENERATION_COLUMNS, TABLES, VIEWS, insert_generations, migrations
+from ai_platform.warehouse import TABLES, VIEWS, generation_row, insert_generations, migrations
 from ai_platform.warehouse.ducklake import Lake, ddl, extension
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,8 +25,7 @@ WRITERS, BATCHES, ROWS = 3, 10, 10
 
 
 def generation(generation_id: str) -> list[object]:
-    values = dict.fromkeys(GENERATION_COLUMNS)
-    values.update(
+    return generation_row(
         generation_id=generation_id,
         model="contract-reviewer",
         prompt_name="contract_review",
@@ -34,7 +33,6 @@ def generation(generation_id: str) -> list[object]:
         source="gateway",
         created_at=datetime.now(UTC),
     )
-    return [values[c] for c in GENERATION_COLUMNS]
 
 
 def test_ddl_drops_only_what_ducklake_cannot_hold() -> None:

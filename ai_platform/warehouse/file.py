@@ -110,6 +110,14 @@ def insert_new(
         con.execute("DROP TABLE IF EXISTS temp.incoming")
 
 
+def generation_row(**values: Any) -> list[Any]:
+    """A `generations` row in GENERATION_COLUMNS order from named values; the columns not named are NULL."""
+    unknown = set(values) - set(GENERATION_COLUMNS)
+    if unknown:
+        raise WarehouseError(f"generations has no column {sorted(unknown)}")
+    return [values.get(c) for c in GENERATION_COLUMNS]
+
+
 def insert_generations(con: duckdb.DuckDBPyConnection, rows: list[list[Any]]) -> None:
     """Insert generations, each row's values in GENERATION_COLUMNS order (inside the caller's transaction)."""
     insert_rows(con, "generations", rows)
