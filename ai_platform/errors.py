@@ -24,6 +24,10 @@ class WarehouseError(PlatformError):
     """The DuckDB warehouse cannot be opened, migrated or written."""
 
 
+class NewerWarehouseFile(WarehouseError):
+    """A DuckDB file written by a newer duckdb than the platform's (2.0, before DuckLake); `warehouse convert`."""
+
+
 class DemoError(PlatformError):
     """The offline demo cannot be built."""
 

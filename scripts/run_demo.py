@@ -157,8 +157,10 @@ def main() -> int:
     os.environ.setdefault("HF_HUB_DISABLE_UPDATE_CHECK", "1")
     sys.path.insert(0, str(ROOT))
     from ai_platform.demo.repo import init
+    from ai_platform.errors import NewerWarehouseFile
     from ai_platform.platform_repo import model_names
     from ai_platform.warehouse import Warehouse
+    from ai_platform.warehouse.convert import cache_dir, convert
 
     if not (REPO / ".git").is_dir():
         shutil.rmtree(REPO, ignore_errors=True)
@@ -184,7 +186,13 @@ def main() -> int:
     if missing:
         instance.add_dynamic_partitions("models", missing)
 
-    Warehouse(HOME / "warehouse.duckdb").migrate()
+    warehouse = Warehouse(HOME / "warehouse.duckdb")
+    try:
+        warehouse.migrate()
+    except NewerWarehouseFile as exc:  # a demo from before the move to duckdb 1.5.5
+        print(f"{exc}\nconverting it now")
+        convert(warehouse.path, cache_dir())
+        warehouse.migrate()
     made = demo_keys()
     gateway = start_gateway()
     unexpected = 0

@@ -7,11 +7,22 @@ import sys
 from pathlib import Path
 
 from ai_platform.cli.common import WAREHOUSE_HELP, Areas, command, emit, warehouse_at
+from ai_platform.errors import PlatformError
 
 
 def warehouse_migrate(args: argparse.Namespace) -> None:
     applied = warehouse_at(args).migrate()
     emit(args, {"applied": applied}, f"applied migrations: {applied}" if applied else "warehouse is up to date")
+
+
+def warehouse_convert(args: argparse.Namespace) -> None:
+    from ai_platform.warehouse.convert import cache_dir, convert
+
+    warehouse = warehouse_at(args)
+    if warehouse.location.startswith("ducklake:"):
+        raise PlatformError("convert copies a DuckDB file; a DuckLake needs no conversion")
+    counts = convert(Path(warehouse.location), cache_dir())
+    emit(args, counts, f"converted {warehouse.location}: " + ", ".join(f"{t} {n}" for t, n in counts.items() if n))
 
 
 def warehouse_maintain(args: argparse.Namespace) -> None:
@@ -49,6 +60,9 @@ def add(areas: Areas) -> None:
     area = areas.add_parser("warehouse", help="the warehouse (DuckDB file or DuckLake)")
     wh = area.add_subparsers(dest="command", required=True)
     p = command(wh, "migrate", warehouse_migrate, "apply pending migrations")
+    p.add_argument("--warehouse", help=WAREHOUSE_HELP)
+
+    p = command(wh, "convert", warehouse_convert, "copy a warehouse file written by duckdb 2.0 into a current one")
     p.add_argument("--warehouse", help=WAREHOUSE_HELP)
 
     p = command(

@@ -21,7 +21,7 @@ from typing import Any
 
 import duckdb
 
-from ai_platform.errors import WarehouseError
+from ai_platform.errors import NewerWarehouseFile, WarehouseError
 
 TABLES = (
     "weight_files",
@@ -189,6 +189,12 @@ class Warehouse:
                     con.execute("SET checkpoint_threshold = '0 bytes'")
                 return con
             except duckdb.Error as exc:
+                if "created with a" in str(exc) and "newer version of DuckDB" in str(exc):
+                    raise NewerWarehouseFile(
+                        f"{self.path} was written by a newer DuckDB (2.0, the platform's before DuckLake) than this"
+                        f" platform's {duckdb.__version__}; `ai-platform warehouse convert --warehouse {self.path}`"
+                        " copies it into a current file and keeps the original beside it"
+                    ) from None
                 if not _is_lock_conflict(exc):
                     raise WarehouseError(f"{self.path}: cannot open warehouse: {exc}") from None
                 if time.monotonic() >= deadline:
