@@ -10,7 +10,8 @@ from pathlib import Path
 
 import httpx
 
-from ai_platform.warehouse import Warehouse
+from ai_platform.errors import WarehouseError
+from ai_platform.warehouse import at
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,9 +39,12 @@ def start(home: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise AssertionError(f"the gateway did not start: {(home / f'gateway-{port}.log').read_text()}")
 
 
-def stored(db: Path) -> set[str]:
-    """The generation ids in a warehouse (none before its first write)."""
-    if not db.is_file():
+def stored(location: Path | str) -> set[str]:
+    """The generation ids in a warehouse, a DuckDB file or a DuckLake (none before its first write)."""
+    if not str(location).startswith("ducklake:") and not Path(location).is_file():
         return set()
-    _, rows = Warehouse(db).query("SELECT generation_id FROM generations")
+    try:
+        _, rows = at(location).query("SELECT generation_id FROM generations")
+    except WarehouseError:
+        return set()  # a new lake: no table yet
     return {r[0] for r in rows}

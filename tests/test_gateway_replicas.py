@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from fake_upstream import FakeUpstream, serving
 from gateway_process import start
 from gateway_process import stored as stored_in
@@ -26,14 +27,14 @@ BEFORE, AFTER = b'user: "Review: {{text}}"\n', b'user: "Review this contract: {{
 ONE = weight(len("Review: x"), 512)  # what one run() weighs under BEFORE
 
 
-def roll_out(home: Path, upstream: FakeUpstream, prompt: bytes, budget: int, window: str) -> str:
+def roll_out(home: Path, upstream: FakeUpstream, prompt: bytes, budget: int, window: str, warehouse: str) -> str:
     """What a rollout leaves behind: the same model server, the prompt bundle and admission policy in the state."""
     layout = OciLayout(home / "registry" / "prompts")
     compiled = compile_bytes(prompt, "prompts/review.prompt")
     digest = bundle.build(layout, MODEL, [compiled]).digest
     live = Color("blue", upstream.url, 1, "sha256:" + "a" * 64, digest, str(layout.root), "d")
     policy = {"budget": budget, "key_share": 1.0, "window_s": 600, "degrade_max_tokens": None}
-    save(home, ModelState(MODEL, str(home / "wh.duckdb"), live=live, admission=policy, window_storage=window))
+    save(home, ModelState(MODEL, warehouse, live=live, admission=policy, window_storage=window))
     return compiled.version
 
 
@@ -46,11 +47,22 @@ def access_lines(home: Path, url: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
 
 
+@pytest.fixture(params=["duckdb-file", "ducklake"])
+def warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where the replicas log: the embedded default's file, or the production DuckLake (a real PostgreSQL)."""
+    if request.param == "duckdb-file":
+        return str(tmp_path / "wh.duckdb")
+    lake = request.getfixturevalue("lake")
+    lake.migrate()  # the pipeline creates it before anything is served
+    return str(lake.location)
+
+
 def test_two_replicas_share_a_window_follow_a_prompt_only_rollout_and_log_their_own(
-    tmp_path: Path, redis_url: str
+    tmp_path: Path, redis_url: str, warehouse: str
 ) -> None:
+    first, second = (3, 4) if warehouse.endswith(".duckdb") else (5, 6)  # each run its own fresh windows
     with serving(FakeUpstream(default='{"risk": "low"}')) as upstream:
-        roll_out(tmp_path, upstream, BEFORE, budget=3 * ONE, window=f"{redis_url}/3")
+        roll_out(tmp_path, upstream, BEFORE, budget=3 * ONE, window=f"{redis_url}/{first}", warehouse=warehouse)
         headers = {"Authorization": f"Bearer {keys.create(tmp_path / 'gateway' / 'keys.json', 'app', ['invoke'])}"}
         replicas = [start(tmp_path), start(tmp_path)]
         urls = [url for _, url in replicas]
@@ -60,7 +72,9 @@ def test_two_replicas_share_a_window_follow_a_prompt_only_rollout_and_log_their_
             assert statuses.count(200) == 3, f"one window of 3 requests across both replicas, not 3 each: {statuses}"
             assert set(statuses) == {200, 429}
 
-            new = roll_out(tmp_path, upstream, AFTER, budget=1000 * ONE, window=f"{redis_url}/4")
+            new = roll_out(
+                tmp_path, upstream, AFTER, budget=1000 * ONE, window=f"{redis_url}/{second}", warehouse=warehouse
+            )
             changed, seen = time.monotonic(), [None, None]  # no /admin/reload: each replica watches the state
             while seen != [new, new] and time.monotonic() < changed + 30:
                 polled = [run(url, headers) for url in urls]
@@ -75,7 +89,7 @@ def test_two_replicas_share_a_window_follow_a_prompt_only_rollout_and_log_their_
             deadline, stored = time.monotonic() + 60, set()
             while not answered <= stored and time.monotonic() < deadline:
                 time.sleep(0.5)
-                stored = stored_in(tmp_path / "wh.duckdb")
+                stored = stored_in(warehouse)
             assert answered <= stored, f"{len(answered - stored)} answered generations are not in the warehouse"
             logged = [access_lines(tmp_path, url) for url in urls]
             assert [len([x for x in lines if x["route"] == "/v1/prompts/{name}:run"]) for lines in logged] == [
