@@ -39,7 +39,7 @@ class Storage(Strict):
 
     `warehouse` is a DuckDB file (the embedded default) or a DuckLake catalog in PostgreSQL
     (`ducklake:postgres:dbname=lake host=HOST user=USER`, the production profile), whose data
-    files go under `warehouse_data` (a folder, or an object-store prefix such as s3://bucket/lake/).
+    files go under `warehouse_data` (a folder every writer reaches; object storage is not wired yet).
     """
 
     artifacts: str = "artifacts"
