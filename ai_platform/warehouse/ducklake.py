@@ -68,7 +68,7 @@ def ddl(sql: str) -> list[str]:
 
 class Lake(Warehouse):
     """A DuckLake: `catalog` is its ATTACH string (`ducklake:postgres:dbname=... host=...`); `data_path`, a
-    folder or object-store prefix, is needed only to create it (the catalog remembers it)."""
+    folder every writer reaches, is needed only to create it (the catalog remembers it)."""
 
     def __init__(self, catalog: str, data_path: str | None = None, *, lock_timeout_s: float = 60.0) -> None:
         if not catalog.startswith(SCHEME):
