@@ -159,7 +159,7 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
         for family in metrics
         for sample in family.samples
         if sample.name == "ai_platform_gateway_requests_total"
-        and sample.labels == {**sample.labels, "route": "prompt", "status": "200"}
+        and sample.labels == {**sample.labels, "route": "/v1/prompts/{name}:run", "status": "200"}
     }
     assert served_ok.get(MODEL, 0) >= 3, served_ok
     time.sleep(1.5)  # the generation log writes in batches
