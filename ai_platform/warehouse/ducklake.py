@@ -52,6 +52,10 @@ def extension(package: str) -> Path:
     return found[0]
 
 
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
 def ddl(sql: str) -> list[str]:
     """Schema SQL as DuckLake takes it: every statement, with its PRIMARY KEY, UNIQUE and CHECK constraints
     removed (a table-level constraint too). Comments are dropped with them."""
@@ -85,10 +89,10 @@ class Lake(Warehouse):
         """The statements that attach this lake in a DuckDB session (ours, or an analyst's `duckdb`)."""
         options = ["READ_ONLY"] if read_only else [f"DATA_INLINING_ROW_LIMIT {INLINE_ROWS}"]
         if self.data_path and not read_only:
-            options.append(f"DATA_PATH '{self.data_path}'")
+            options.append(f"DATA_PATH {_quoted(self.data_path)}")
         return [
             *(f"LOAD '{extension(p)}'" for p in ("duckdb_extension_ducklake", "duckdb_extension_postgres_scanner")),
-            f"ATTACH '{self.catalog}' AS {ALIAS} ({', '.join(options)})",
+            f"ATTACH {_quoted(self.catalog)} AS {ALIAS} ({', '.join(options)})",
             f"USE {ALIAS}",
         ]
 
