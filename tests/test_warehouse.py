@@ -178,3 +178,28 @@ def test_writer_gives_up_with_a_clear_error(tmp_path: Path) -> None:
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_writer_waits_for_a_reader_in_its_own_process(tmp_path: Path) -> None:
+    """A thread's read-only connection (the gateway's champion lookup) and a read-write open in another thread of
+    the same process (a rollout's record) conflict in DuckDB 1.5 as two processes do: the writer waits."""
+    import threading
+
+    path = tmp_path / "w.duckdb"
+    Warehouse(path).migrate()
+    reading, release = threading.Event(), threading.Event()
+
+    def reader() -> None:
+        with Warehouse(path).read() as con:
+            con.execute("SELECT count(*) FROM eval_cases").fetchall()
+            reading.set()
+            release.wait(timeout=30)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    assert reading.wait(timeout=30)
+    threading.Timer(0.5, release.set).start()
+    with Warehouse(path, lock_timeout_s=30).write() as con:
+        con.execute("INSERT INTO eval_cases (run_id, case_id) VALUES ('r', 'c')")
+    thread.join(timeout=30)
+    assert Warehouse(path).query("SELECT count(*) FROM eval_cases")[1] == [(1,)]

@@ -3,7 +3,8 @@
 DuckDB allows one read-write process per file at a time, and an analyst's
 read-only session holds a shared lock. So writers keep transactions short:
 open, one transaction, close. Opening retries with backoff while another
-process holds the file, and gives up with a clear error after `lock_timeout_s`.
+process (or, with duckdb 1.5, another thread in another mode) holds the file, and gives
+up with a clear error after `lock_timeout_s`.
 A reader sees either all of a write transaction or none of it.
 """
 
@@ -154,8 +155,14 @@ def migrations() -> list[Migration]:
 
 
 def _is_lock_conflict(exc: duckdb.Error) -> bool:
+    """Another connection holds the file: another process (a lock), or, since duckdb 1.5, another thread of this
+    one that opened it read-only while we want to write, or the reverse. Both pass when it closes."""
     text = str(exc)
-    return "Could not set lock" in text or "Conflicting lock" in text
+    return (
+        "Could not set lock" in text
+        or "Conflicting lock" in text
+        or "different configuration than existing connections" in text
+    )
 
 
 class Warehouse:
