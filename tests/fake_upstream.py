@@ -57,27 +57,15 @@ def serving(upstream: FakeUpstream) -> Iterator[FakeUpstream]:
                 self._stream(content, chat)
                 return
             usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-            if chat:
-                message = {"role": "assistant", "content": content}
-                choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
-                body = {
-                    "id": "chatcmpl-1",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": body.get("model"),
-                    "choices": [choice],
-                    "usage": usage,
-                }
-            else:
-                choice = {"index": 0, "text": content, "finish_reason": "stop", "logprobs": None}
-                body = {
-                    "id": "cmpl-1",
-                    "object": "text_completion",
-                    "created": 0,
-                    "model": body.get("model"),
-                    "choices": [choice],
-                    "usage": usage,
-                }
+            reply = {"message": {"role": "assistant", "content": content}} if chat else {"text": content}
+            body = {
+                "id": "chatcmpl-1" if chat else "cmpl-1",
+                "object": "chat.completion" if chat else "text_completion",
+                "created": 0,
+                "model": body.get("model"),
+                "choices": [{"index": 0, **reply, "finish_reason": "stop", "logprobs": None}],
+                "usage": usage,
+            }
             self._send(200, body)
 
         def _stream(self, content: str, chat: bool) -> None:

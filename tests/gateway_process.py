@@ -29,14 +29,22 @@ def start(home: Path) -> tuple[subprocess.Popen[bytes], str]:
         cwd=ROOT,
     )
     url = f"http://127.0.0.1:{port}"
-    for _ in range(400):
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code in (200, 503):
-                return process, url
-        except httpx.HTTPError:
-            time.sleep(0.05)
+    if answering(f"{url}/healthz", 20):
+        return process, url
     process.kill()
     raise AssertionError(f"the gateway did not start: {(home / f'gateway-{port}.log').read_text()}")
+
+
+def answering(url: str, within_s: float) -> bool:
+    """Whether `url` answers (any HTTP status) within `within_s` seconds: a server the test started is up."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=1)
+            return True
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    return False
 
 
 def stored(location: Path | str) -> set[str]:

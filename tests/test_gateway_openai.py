@@ -8,11 +8,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import openai
 import pytest
 import uvicorn
 from fake_upstream import FakeUpstream, serving
+from gateway_process import answering
 
 from ai_platform.image.layout import OciLayout
 from ai_platform.prompts import bundle
@@ -45,12 +45,7 @@ def client(tmp_path: Path, upstream: FakeUpstream) -> Iterator[openai.OpenAI]:
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    for _ in range(100):
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-            break
-        except httpx.HTTPError:
-            time.sleep(0.05)
+    assert answering(f"http://127.0.0.1:{port}/healthz", 30)
     yield openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=raw, max_retries=0)
     app.state.gateway.log.flush()
     server.should_exit = True

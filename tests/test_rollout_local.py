@@ -17,6 +17,7 @@ import httpx
 import pytest
 import uvicorn
 from conftest import MODEL, SERVE_PYTHON, materialize
+from gateway_process import answering
 from prometheus_client.parser import text_string_to_metric_families
 
 from ai_platform.image import build as image_build
@@ -52,12 +53,7 @@ def gateway(tmp_path: Path) -> Iterator[str]:
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
-    for _ in range(100):
-        try:
-            httpx.get(f"{url}/metrics", timeout=1)
-            break
-        except httpx.HTTPError:
-            time.sleep(0.1)
+    assert answering(f"{url}/metrics", 30)
     (home / "rollout").mkdir(parents=True, exist_ok=True)
     (home / "rollout" / GATEWAY_URL_FILE).write_text(url)
     KEY["Authorization"] = f"Bearer {keys.create(home / 'gateway' / 'keys.json', 'tester', ['invoke'])}"
