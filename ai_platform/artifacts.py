@@ -1,9 +1,17 @@
-"""The content-addressed artifact store (a local folder on the embedded default).
+"""The content-addressed artifact store: what one stage leaves for the next.
 
-Blobs live at `blobs/sha256/<digest>`; a *ref* names the current output of one
-stage for one partition (`refs/<stage>/<partition>.json`), the way a git ref
-names a commit. Writes are atomic (write to a temp name, then rename), so a
-crashed run never leaves a half-written ref behind.
+Three kinds of things, each behind one interface (`ArtifactStore`):
+- *blobs*, named by their sha256 (manifests, compiled prompts, trust models);
+- *refs*, which name the current output of one stage for one partition, the
+  way a git ref names a commit;
+- *folders* (weights), kept whole and handed back as a local folder.
+
+Two implementations, chosen once from platform.yaml (`Platform.artifacts()`):
+`FolderStore` here, a folder on this machine's disk (the embedded default), and
+`ai_platform.oci.store.RegistryStore`, ORAS-style artifacts in the
+platform's OCI registry, so a stage in a fresh pod finds every input without
+the previous stage's disk. Writes are atomic (write to a temp name, then
+rename), so a crashed run never leaves a half-written ref behind.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ import json
 import os
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ai_platform.errors import MissingArtifactError
 
@@ -35,9 +43,46 @@ def atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-class ArtifactStore:
+class ArtifactStore(Protocol):
+    """Where stages keep blobs, refs and folders (digests are bare sha256 hex)."""
+
+    @property
+    def where(self) -> str:
+        """The store, as a person would name it (a folder, a registry repository)."""
+        ...
+
+    def put_bytes(self, data: bytes) -> str: ...
+
+    def put_json(self, value: Any) -> str: ...
+
+    def blob_path(self, digest: str) -> Path:
+        """A file on this machine holding the blob (fetched first, if the store is remote)."""
+        ...
+
+    def get_json(self, digest: str) -> Any: ...
+
+    def set_ref(self, stage: str, partition: str, record: dict[str, Any]) -> None: ...
+
+    def ref(self, stage: str, partition: str) -> dict[str, Any]: ...
+
+    def keep_folder(self, folder: Path) -> str:
+        """Keep a folder's files; the answer is what a record stores and `folder` resolves."""
+        ...
+
+    def folder(self, kept: str) -> Path:
+        """A folder on this machine with exactly the files `keep_folder` kept."""
+        ...
+
+
+class FolderStore:
+    """The embedded default: `blobs/sha256/<digest>` and `refs/<stage>/<partition>.json` under one folder."""
+
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
+
+    @property
+    def where(self) -> str:
+        return str(self.root)
 
     def put_bytes(self, data: bytes) -> str:
         digest = sha256_hex(data)
@@ -67,3 +112,13 @@ class ArtifactStore:
             raise MissingArtifactError(f"{stage} has not been materialized for '{partition}' yet")
         record: dict[str, Any] = json.loads(path.read_bytes())
         return record
+
+    def keep_folder(self, folder: Path) -> str:
+        """On one machine the folder itself is kept: weights are not copied."""
+        return str(folder)
+
+    def folder(self, kept: str) -> Path:
+        path = Path(kept)
+        if not path.is_dir():
+            raise MissingArtifactError(f"{kept} is not a folder on this machine: materialize its stage again")
+        return path

@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
+from ai_platform.artifacts import ArtifactStore, FolderStore
 from ai_platform.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -40,9 +41,15 @@ class Storage(Strict):
     `warehouse` is a DuckDB file (the embedded default) or a DuckLake catalog in PostgreSQL
     (`ducklake:postgres:dbname=lake host=HOST user=USER`, the production profile), whose data
     files go under `warehouse_data` (a folder every writer reaches; object storage is not wired yet).
+
+    `artifact_store` is where stages leave their outputs for the next: `folder` keeps them in
+    `artifacts` on this machine (the embedded default); `registry` keeps them as OCI artifacts in
+    the platform's registry (`registry.url`), so a stage in a fresh pod finds every input, and
+    `artifacts` is only this machine's cache and scratch space.
     """
 
     artifacts: str = "artifacts"
+    artifact_store: Literal["folder", "registry"] = "folder"
     warehouse: str = "warehouse.duckdb"
     warehouse_data: str | None = None
 
@@ -103,9 +110,13 @@ class Kubernetes(Strict):
     autoscaling: Autoscaling = Field(default_factory=Autoscaling)
     gpu: GpuPod = Field(default_factory=GpuPod)
     service_account: str | None = None
-    # A ReadWriteMany claim holding the platform home, mounted at the same path in
-    # workload pods, so a GPU pod reads and writes the artifacts the code location sees.
+    # With `storage.artifact_store: folder` only: a ReadWriteMany claim holding the platform
+    # home, mounted at the same path in workload pods, so a GPU pod reads and writes the
+    # artifacts the step sees. With the registry store no pod needs another's disk.
     home_claim: str | None = None
+    # A Secret with AI_PLATFORM_REGISTRY_USERNAME and _PASSWORD (or _TOKEN), given to workload
+    # pods as environment: they fetch their inputs from the registry and push their output.
+    registry_secret: str | None = None
 
 
 class Execution(Strict):
@@ -140,6 +151,15 @@ class PlatformConfig(Strict):
     kubernetes: Kubernetes = Field(default_factory=Kubernetes)
     feedback: Feedback = Field(default_factory=Feedback)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
+
+    @model_validator(mode="after")
+    def _store_has_registry(self) -> PlatformConfig:
+        if self.storage.artifact_store == "registry" and self.registry.url.startswith("oci-layout://"):
+            raise ValueError(
+                "storage.artifact_store: registry keeps artifacts in the platform's registry;"
+                " registry.url must name one (https://HOST[/PREFIX])"
+            )
+        return self
 
 
 # ---------------------------------------------------------------- models/<name>.yaml
@@ -380,7 +400,17 @@ class Platform(BaseModel):
 
     @property
     def artifacts_path(self) -> Path:
+        """This machine's artifact folder: the store itself on the embedded default, else its cache."""
         return self.state(self.config.storage.artifacts)
+
+    def artifacts(self) -> ArtifactStore:
+        """The artifact store platform.yaml names: this machine's folder, or the platform's registry."""
+        if self.config.storage.artifact_store == "folder":
+            return FolderStore(self.artifacts_path)
+        from ai_platform.oci.store import RegistryStore
+
+        registry = self.config.registry
+        return RegistryStore(registry.url, self.artifacts_path, insecure=registry.insecure)
 
     @property
     def gateway_keys_path(self) -> Path:

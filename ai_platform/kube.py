@@ -1,7 +1,7 @@
 """Pod specs for GPU workloads on Kubernetes, from platform.yaml's `kubernetes` section.
 
 One place for the GPU scheduling facts (resource name and count, node selector,
-tolerations, service account, the shared home claim), used by every workload
+tolerations, service account, registry credentials, the shared home claim), used by every workload
 that runs as a pod (quantization now; serving renders its Deployments from the
 same fields).
 """
@@ -40,6 +40,8 @@ def gpu_pod_spec(platform: Platform, image: str | None, command: list[str], imag
         "resources": {"limits": gpu, "requests": gpu},
         "env": [{"name": "HF_HUB_OFFLINE", "value": "1"}, {"name": "HF_HUB_DISABLE_UPDATE_CHECK", "value": "1"}],
     }
+    if k8s.registry_secret:
+        container["envFrom"] = [{"secretRef": {"name": k8s.registry_secret}}]
     spec: dict[str, Any] = {"restartPolicy": "Never", "containers": [container], **gpu_scheduling(platform)}
     if k8s.home_claim:
         home = str(platform.home)

@@ -11,7 +11,6 @@ so a later stage never reads the output of a failed one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
@@ -118,8 +117,8 @@ R = TypeVar("R", RawWeights, VerifiedWeights, QuantizedWeights, CompiledPrompts,
 class Records:
     """The stage records of one artifact store."""
 
-    def __init__(self, artifacts: Path) -> None:
-        self.store = ArtifactStore(artifacts)
+    def __init__(self, store: ArtifactStore) -> None:
+        self.store = store
 
     def publish(self, record: Record, model: str, *, passed: bool = True) -> None:
         """Make `record` what the next stage reads, only if its stage's gates passed."""

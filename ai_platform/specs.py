@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
+from ai_platform.artifacts import FolderStore, canonical_json, sha256_hex
 from ai_platform.config import LocalSource, ModelSpec, Platform, load_platform
 from ai_platform.errors import MissingArtifactError
 from ai_platform.platform_repo import Commit, load_at, resolve
@@ -58,14 +58,16 @@ def snapshot_model_spec(repo: Path, home: Path, model: str, ref: str = "HEAD") -
     snapshot = SpecSnapshot(commit, platform, spec, spec_digest(spec), weights_commit=weights)
     # The pin sits at a fixed place under home: later stages find the commit (and so the
     # artifacts location from that commit's platform.yaml) without re-reading the branch.
-    ArtifactStore(home).set_ref("pins", model, snapshot.record())
+    # It goes to the artifact store too, for a stage in a fresh pod (`PlatformRepoResource.pinned`).
+    FolderStore(home).set_ref("pins", model, snapshot.record())
+    platform.artifacts().set_ref("pins", model, snapshot.record())
     return snapshot
 
 
 def pinned_spec(home: Path, model: str) -> SpecSnapshot:
     """The spec as model_spec last materialized it: the same commit for every later stage."""
     try:
-        record = ArtifactStore(home).ref("pins", model)
+        record = FolderStore(home).ref("pins", model)
     except MissingArtifactError:
         raise MissingArtifactError(f"model_spec has not been materialized for '{model}' yet") from None
     platform = load_platform(Path(record["snapshot"]), home=home)

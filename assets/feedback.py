@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
+from ai_platform.artifacts import canonical_json, sha256_hex
 from ai_platform.feedback.inbox import scan
 from ai_platform.feedback.ingest import ingest
 from ai_platform.feedback.pending import retry
@@ -76,7 +76,7 @@ def feedback_labels(context: dg.AssetExecutionContext, platform_repo: PlatformRe
 )
 def trust_model(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
     platform = platform_repo.platform()
-    trained = train(platform.warehouse(), ArtifactStore(platform.artifacts_path))
+    trained = train(platform.warehouse(), platform.artifacts())
     m = trained.metrics
     singles = "\n".join(
         f"| {name} | {auc:.3f} |" for name, auc in sorted(m["single_feature_auc"].items(), key=lambda kv: -kv[1])

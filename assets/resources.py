@@ -47,11 +47,16 @@ class PlatformRepoResource(dg.ConfigurableResource):
         """The commit model_spec pinned: every later stage reads the same one.
 
         A run the git sensor planned reads its own commit even without model_spec in it (a
-        prompt-only commit starts at compiled_prompts): its first stage moves the pin there.
+        prompt-only commit starts at compiled_prompts): its first stage moves the pin there. A
+        stage in a fresh pod, without the pin on its disk, reads it from the artifact store.
         """
         home = Path(self.home)
         if not self._run_commit:
-            return pinned_spec(home, model)
+            try:
+                return pinned_spec(home, model)
+            except MissingArtifactError:  # a fresh pod: model_spec ran elsewhere and left its pin in the store
+                commit = self.platform().artifacts().ref("pins", model)["commit"]
+                return snapshot_model_spec(local_repo(self.path, home), home, model, ref=commit)
         with _locked(home / "locks" / f"pin-{model}"):  # parallel first stages must not export twice
             try:
                 snap = pinned_spec(home, model)
@@ -63,7 +68,7 @@ class PlatformRepoResource(dg.ConfigurableResource):
 
     def records(self, snap: SpecSnapshot) -> Records:
         """The stage records: what each stage published for the next to read."""
-        return Records(snap.platform.artifacts_path)
+        return Records(snap.platform.artifacts())
 
     def warehouse(self, snap: SpecSnapshot) -> Warehouse:
         return snap.platform.warehouse()

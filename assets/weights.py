@@ -33,6 +33,7 @@ def raw_weights(context: dg.AssetExecutionContext, platform_repo: PlatformRepoRe
     return dg.MaterializeResult(
         metadata={
             "commit": raw.commit,
+            "folder": raw.folder,  # where the artifact store keeps the files for the next stage
             "files": len(raw.files),
             "bytes": sum(f.size for f in raw.files),
             "file_hashes": dg.MetadataValue.table(table),

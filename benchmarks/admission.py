@@ -53,7 +53,7 @@ from ai_platform.config import Serving  # noqa: E402
 from ai_platform.demo import corpus  # noqa: E402
 from ai_platform.demo.cache import build as demo_model  # noqa: E402
 from ai_platform.demo.model import Recipe  # noqa: E402
-from ai_platform.image.layout import OciLayout  # noqa: E402
+from ai_platform.oci.layout import OciLayout  # noqa: E402
 from ai_platform.prompts import bundle  # noqa: E402
 from ai_platform.prompts.compiler import compile_bytes  # noqa: E402
 from ai_platform.serving.gateway import keys  # noqa: E402

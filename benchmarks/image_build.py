@@ -11,7 +11,7 @@ in one run:
             second baseline: `tar cf - DIR | tee LAYER | sha256sum`, the same work plus
             writing the bytes once, as any layout on disk must: on a disk that writes
             slower than it hashes, this is the floor, and the first ratio measures the disk
-  push      ours: `ai_platform.image.registry.push` to a fresh docker-registry on 127.0.0.1
+  push      ours: `ai_platform.oci.registry.push` to a fresh docker-registry on 127.0.0.1
             baseline: `skopeo copy --preserve-digests oci:LAYOUT docker://...` of the
             same layout to another fresh registry (same blobs, no recompression);
             each twice, in the order skopeo, ours, ours, skopeo, best of two
@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from weights_verify import generate  # noqa: E402
 
 from ai_platform.image.build import build  # noqa: E402
-from ai_platform.image.layout import OciLayout  # noqa: E402
-from ai_platform.image.registry import Reference, push  # noqa: E402
+from ai_platform.oci.layout import OciLayout  # noqa: E402
+from ai_platform.oci.registry import Reference, push  # noqa: E402
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from fake_upstream import FakeUpstream, serving
 from starlette.testclient import TestClient
 
 from ai_platform.config import Admission
-from ai_platform.image.layout import OciLayout
+from ai_platform.oci.layout import OciLayout
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import compile_bytes
 from ai_platform.serving.gateway import create_app, keys

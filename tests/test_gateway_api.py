@@ -12,7 +12,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
 
-from ai_platform.image.layout import OciLayout
+from ai_platform.oci.layout import OciLayout
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import compile_bytes
 from ai_platform.serving.gateway import create_app, keys

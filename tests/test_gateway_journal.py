@@ -13,7 +13,7 @@ import pytest
 from fake_upstream import FakeUpstream, serving
 from gateway_process import start, stored
 
-from ai_platform.image.layout import OciLayout
+from ai_platform.oci.layout import OciLayout
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import compile_bytes
 from ai_platform.serving.gateway import keys

@@ -18,9 +18,9 @@ from conftest import LocalRegistry
 from ai_platform.errors import ImageError
 from ai_platform.image.base import BASE_DIGEST, BASE_LAYERS, BASE_NAME, fetch
 from ai_platform.image.build import LAYER, build
-from ai_platform.image.layout import OciLayout
-from ai_platform.image.registry import DOCKER_MANIFEST, Reference, RegistryClient, pull, push
 from ai_platform.image.unpack import unpack
+from ai_platform.oci.layout import OciLayout
+from ai_platform.oci.registry import DOCKER_MANIFEST, Reference, RegistryClient, pull, push
 from ai_platform.weights import manifest as wm
 
 NAME = "contract-reviewer"

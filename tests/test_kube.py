@@ -22,6 +22,7 @@ kubernetes:
   namespace: ml
   service_account: quantizer
   home_claim: platform-home
+  registry_secret: registry-credentials
   gpu:
     resource: nvidia.com/gpu
     count: 2
@@ -64,6 +65,7 @@ def test_gpu_pod_renders_and_validates_strictly(tmp_path: Path) -> None:
     assert manifest["spec"]["serviceAccountName"] == "quantizer"
     assert container["volumeMounts"] == [{"name": "home", "mountPath": "/var/lib/ai-platform"}]
     assert {e["name"] for e in container["env"]} >= {"DAGSTER_PIPES_CONTEXT", "HF_HUB_OFFLINE"}
+    assert container["envFrom"] == [{"secretRef": {"name": "registry-credentials"}}]  # the registry store's login
 
 
 def test_kubernetes_target_without_a_quantize_image_is_a_config_error(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import dagster as dg
 import jsonschema
 from conftest import MODEL, materialize
 
-from ai_platform.image.layout import OciLayout
+from ai_platform.oci.layout import OciLayout
 from ai_platform.platform_repo import git
 from ai_platform.prompts import bundle
 from ai_platform.warehouse import Warehouse

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from conftest import MODEL, ROOT, materialize
 
+from ai_platform.artifacts import FolderStore
 from ai_platform.platform_repo import git
 from ai_platform.quantize.stage import job_for, preflight
 from ai_platform.records import QuantizedWeights, Records, VerifiedWeights
@@ -138,7 +139,7 @@ def test_a_kl_budget_of_zero_fails_the_gate_and_blocks_downstream(instance, own_
     ran = {e.step_key for e in result.all_events if e.event_type_value == "STEP_START"}
     assert "model_image" not in ran
     with pytest.raises(Exception, match="has not been materialized"):
-        Records(tmp_path / "home/artifacts").read(QuantizedWeights, MODEL)
+        Records(FolderStore(tmp_path / "home/artifacts")).read(QuantizedWeights, MODEL)
 
 
 def test_two_bit_recipe_fails_the_gate_and_blocks_downstream(instance, own_demo_repo: Path, tmp_path: Path) -> None:
@@ -150,7 +151,7 @@ def test_two_bit_recipe_fails_the_gate_and_blocks_downstream(instance, own_demo_
     ran = {e.step_key for e in result.all_events if e.event_type_value == "STEP_START"}
     assert "model_image" not in ran
     with pytest.raises(Exception, match="has not been materialized"):
-        Records(tmp_path / "home/artifacts").read(QuantizedWeights, MODEL)
+        Records(FolderStore(tmp_path / "home/artifacts")).read(QuantizedWeights, MODEL)
 
 
 def test_method_none_passes_the_verified_weights_through(instance, own_demo_repo: Path) -> None:
@@ -167,7 +168,7 @@ def test_method_none_passes_the_verified_weights_through(instance, own_demo_repo
 def test_weights_changed_after_verification_are_refused(instance, tmp_path: Path) -> None:
     assert materialize(instance, *CHAIN[:3]).success
     snap = pinned_spec(tmp_path / "home", MODEL)
-    weights = Path(Records(snap.platform.artifacts_path).read(VerifiedWeights, MODEL).folder)
+    weights = Path(Records(snap.platform.artifacts()).read(VerifiedWeights, MODEL).folder)
     target = weights / "model.safetensors"
     data = bytearray(target.read_bytes())
     data[-3] ^= 0x01
@@ -181,7 +182,7 @@ def test_weights_changed_after_verification_are_refused(instance, tmp_path: Path
 def test_a_killed_workload_leaves_nothing_a_later_step_could_take(instance, tmp_path: Path) -> None:
     assert materialize(instance, *CHAIN[:3]).success
     snap = pinned_spec(tmp_path / "home", MODEL)
-    verified = Records(snap.platform.artifacts_path).read(VerifiedWeights, MODEL)
+    verified = Records(snap.platform.artifacts()).read(VerifiedWeights, MODEL)
     job = job_for(snap, verified, preflight(snap, probe(SERVE_PYTHON)))
     job_file = tmp_path / "job.json"
     job_file.write_text(json.dumps(job))
@@ -202,7 +203,7 @@ def test_a_killed_workload_leaves_nothing_a_later_step_could_take(instance, tmp_
     for folder in output_root.iterdir():
         assert folder.name.startswith(".tmp-") or wm.digest(wm.build_manifest(folder)) == folder.name
     with pytest.raises(Exception, match="has not been materialized"):
-        Records(tmp_path / "home/artifacts").read(QuantizedWeights, MODEL)
+        Records(FolderStore(tmp_path / "home/artifacts")).read(QuantizedWeights, MODEL)
 
     result = materialize(instance, "quantized_weights")
     assert result.success

@@ -15,8 +15,8 @@ from conftest import LocalRegistry
 
 from ai_platform.errors import TransientRegistryError
 from ai_platform.image.build import build
-from ai_platform.image.layout import OciLayout
-from ai_platform.image.registry import ATTEMPTS, Reference, pull, push
+from ai_platform.oci.layout import OciLayout
+from ai_platform.oci.registry import ATTEMPTS, Reference, pull, push
 
 NAME = "contract-reviewer"
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from conftest import MODEL
 
-from ai_platform.artifacts import ArtifactStore
+from ai_platform.artifacts import FolderStore
 from ai_platform.config import load_platform
 from ai_platform.rollout.kubernetes import canary_manifests, candidate_server, render
 
@@ -116,7 +116,7 @@ def test_the_canary_candidate_has_its_own_deployment_and_service_that_users_neve
 def test_a_prompt_only_canary_on_kubernetes_uses_the_live_service(demo_repo: Path, tmp_path: Path) -> None:
     platform = load_platform(demo_repo, home=tmp_path)
     snap = SimpleNamespace(platform=platform, spec=platform.model(MODEL))
-    ArtifactStore(platform.artifacts_path).set_ref("k8s_rollout", MODEL, {"color": "green", "image": DIGEST})
+    FolderStore(platform.artifacts_path).set_ref("k8s_rollout", MODEL, {"color": "green", "image": DIGEST})
     logged: list[str] = []
     with candidate_server(snap, DIGEST, log=logged.append) as url:  # same weights: no cluster call at all
         assert url == f"http://{MODEL}.{platform.config.kubernetes.namespace}.svc.cluster.local"

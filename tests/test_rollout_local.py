@@ -99,7 +99,7 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     assert materialize(instance, *CHAIN).success
     home = tmp_path / "home"
     snap = pinned_spec(home, MODEL)
-    records = Records(snap.platform.artifacts_path)
+    records = Records(snap.platform.artifacts())
     image_a, bundle_a = records.read(ModelImage, MODEL).digest, records.read(PromptBundle, MODEL).digest
     case = json.loads((own_demo_repo / "evals/contract_review.jsonl").read_text(encoding="utf-8").splitlines()[0])
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_platform.artifacts import ArtifactStore
+from ai_platform.artifacts import FolderStore
 from ai_platform.errors import TrustModelError
 from ai_platform.trust.features import FEATURES, features
 from ai_platform.trust.model import TrustModel
@@ -63,7 +63,7 @@ def seed_warehouse(where: Path | Warehouse, n: int, rng: random.Random, shift: f
 
 def test_trains_beats_single_features_and_is_promoted_once(tmp_path: Path) -> None:
     warehouse = seed_warehouse(tmp_path / "w.duckdb", 400, random.Random(1))
-    store = ArtifactStore(tmp_path / "artifacts")
+    store = FolderStore(tmp_path / "artifacts")
     first = train(warehouse, store)
     m = first.metrics
     assert first.promoted and m["holdout"] == 120 and m["train"] == 280
@@ -95,7 +95,7 @@ def test_the_best_single_feature_is_chosen_on_the_training_labels() -> None:
 
 def test_saved_model_is_json_scored_without_sklearn_and_pickles_are_refused(tmp_path: Path) -> None:
     warehouse = seed_warehouse(tmp_path / "w.duckdb", 200, random.Random(2))
-    trained = train(warehouse, ArtifactStore(tmp_path / "artifacts"))
+    trained = train(warehouse, FolderStore(tmp_path / "artifacts"))
     path = tmp_path / "model.json"
     path.write_bytes(trained.model.to_bytes())
     loaded = TrustModel.load(path)
@@ -113,7 +113,7 @@ def test_saved_model_is_json_scored_without_sklearn_and_pickles_are_refused(tmp_
 def test_too_few_labels_is_a_clear_error(tmp_path: Path) -> None:
     warehouse = seed_warehouse(tmp_path / "w.duckdb", MIN_LABELS - 1, random.Random(3))
     with pytest.raises(TrustModelError, match=f"at least {MIN_LABELS}"):
-        train(warehouse, ArtifactStore(tmp_path / "artifacts"))
+        train(warehouse, FolderStore(tmp_path / "artifacts"))
 
 
 def test_features_and_ece() -> None:

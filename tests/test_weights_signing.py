@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from safetensors.numpy import save_file
 
-from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
+from ai_platform.artifacts import FolderStore, canonical_json, sha256_hex
 from ai_platform.config import WeightsSignature
 from ai_platform.errors import SigningToolMissingError
 from ai_platform.platform_repo import git
@@ -189,7 +189,7 @@ def test_verified_weights_stores_the_signing_manifest_and_checks_the_signature(
     (mat,) = result.asset_materializations_for_node("verified_weights")
     assert mat.metadata["signature"].value == "signatures/contract-qwen2.sig"
     digest = mat.metadata["signing_manifest"].value.removeprefix("sha256:")
-    stored = ArtifactStore(tmp_path / "home/artifacts").get_json(digest)
+    stored = FolderStore(tmp_path / "home/artifacts").get_json(digest)
     assert stored["predicateType"] == "https://model_signing/signature/v1.0"
     assert stored["subject"][0]["name"] == MODEL
     assert mat.metadata["signing_subject"].value == f"sha256:{stored['subject'][0]['digest']['sha256']}"

@@ -22,8 +22,8 @@ def _layout_and_tag(text: str) -> tuple[Path, str | None]:
 def image_build(args: argparse.Namespace) -> None:
     from ai_platform.image.base import fetch
     from ai_platform.image.build import build
-    from ai_platform.image.layout import OciLayout
     from ai_platform.image.stage import iso
+    from ai_platform.oci.layout import OciLayout
 
     model_dir = Path(args.model_dir)
     if not model_dir.is_dir():
@@ -61,8 +61,8 @@ def image_build(args: argparse.Namespace) -> None:
 
 
 def image_push(args: argparse.Namespace) -> None:
-    from ai_platform.image.layout import OciLayout
-    from ai_platform.image.registry import Reference, push
+    from ai_platform.oci.layout import OciLayout
+    from ai_platform.oci.registry import Reference, push
 
     path, tag = _layout_and_tag(args.layout)
     done = push(OciLayout(path), tag, Reference.parse(args.ref), insecure=args.insecure, chunk_size=args.chunk_size)
@@ -81,8 +81,8 @@ def image_push(args: argparse.Namespace) -> None:
 
 
 def image_pull(args: argparse.Namespace) -> None:
-    from ai_platform.image.layout import OciLayout
-    from ai_platform.image.registry import Reference, pull
+    from ai_platform.oci.layout import OciLayout
+    from ai_platform.oci.registry import Reference, pull
 
     path, tag = _layout_and_tag(args.layout)
     done = pull(Reference.parse(args.ref), OciLayout(path), tag, insecure=args.insecure)

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ai_platform.artifacts import ArtifactStore
 from ai_platform.errors import EvalSetError
 from ai_platform.evaluation.gates import Verdict, by_metric, judge
 from ai_platform.evaluation.injection import InjectionClassifier, injection_score
@@ -136,7 +135,7 @@ def evaluate(snap: SpecSnapshot, base_url: str, role: str, image_digest: str, bu
         embedding_cache=platform.artifacts_path / "embeddings",
     )
     finished = datetime.now(UTC)
-    version = ArtifactStore(platform.artifacts_path).put_json(document)  # its digest is the prompt's version
+    version = platform.artifacts().put_json(document)  # its digest is the prompt's version
     return EvalRun(
         uuid.uuid4().hex,
         role,

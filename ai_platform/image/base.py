@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ai_platform.errors import ImageError
-from ai_platform.image.layout import Descriptor, OciLayout
-from ai_platform.image.registry import Reference, pull
+from ai_platform.oci.layout import Descriptor, OciLayout
+from ai_platform.oci.registry import Reference, pull
 
 PLATFORM = ("linux", "amd64")  # (os, architecture) of every model image: a base must match it
 OCI_TYPES = {

@@ -29,8 +29,8 @@ from typing import Any
 from ai_platform.artifacts import atomic_write, canonical_json, sha256_hex
 from ai_platform.errors import ImageError
 from ai_platform.image.base import BASE_DIGEST, BASE_LAYERS, BASE_NAME, PLATFORM, BaseImage
-from ai_platform.image.layout import Descriptor, OciLayout
 from ai_platform.image.tarball import Entry, write_layer
+from ai_platform.oci.layout import Descriptor, OciLayout
 
 LAYER = "application/vnd.oci.image.layer.v1.tar"
 CONFIG = "application/vnd.oci.image.config.v1+json"

@@ -9,8 +9,8 @@ artifacts and pushes from it. Either way the manifest digest is the same.
 from __future__ import annotations
 
 from ai_platform.config import Platform
-from ai_platform.image.layout import Descriptor, OciLayout
-from ai_platform.image.registry import Reference, Transfer, push
+from ai_platform.oci.layout import Descriptor, OciLayout
+from ai_platform.oci.registry import Reference, Transfer, push
 
 
 def local_registry(platform: Platform, repository: str) -> OciLayout:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
-from ai_platform.artifacts import ArtifactStore, canonical_json
+from ai_platform.artifacts import canonical_json
 from ai_platform.config import HubSource
 from ai_platform.image import base as image_base
 from ai_platform.image import build as image_build
 from ai_platform.image.locations import digest_tag, local_registry, publish, remote
-from ai_platform.image.registry import Transfer
+from ai_platform.oci.registry import Transfer
 from ai_platform.records import ModelImage, QuantizedWeights, RawWeights
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
@@ -58,14 +57,15 @@ def iso(timestamp: int) -> str:
 
 
 def build_model_image(snap: SpecSnapshot, quantized: QuantizedWeights, raw: RawWeights) -> BuiltImage:
-    manifest = ArtifactStore(snap.platform.artifacts_path).get_json(quantized.digest)
+    store = snap.platform.artifacts()
+    manifest = store.get_json(quantized.digest)
     known = {f["path"]: f["sha256"] for f in manifest["files"]}
     layout = local_registry(snap.platform, snap.spec.name)
     weights = snap.weights_commit or snap.commit
     base = snap.spec.image.base
     built = image_build.build(
         layout,
-        Path(quantized.folder),
+        store.folder(quantized.folder),
         snap.spec.name,
         created=iso(weights.timestamp),
         mtime=weights.timestamp,

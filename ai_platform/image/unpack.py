@@ -19,7 +19,7 @@ from typing import BinaryIO
 
 from ai_platform.errors import ImageError
 from ai_platform.image.base import BASE_LAYERS
-from ai_platform.image.layout import OciLayout
+from ai_platform.oci.layout import OciLayout
 
 
 class _Hashing:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ai_platform.artifacts import canonical_json, sha256_hex
 from ai_platform.errors import ImageError
-from ai_platform.image.layout import EMPTY, Descriptor, OciLayout
+from ai_platform.oci.layout import EMPTY, Descriptor, OciLayout
 from ai_platform.prompts.compiler import CompiledPrompt
 
 ARTIFACT_TYPE = "application/vnd.ai-platform.prompt-bundle.v1"

@@ -14,8 +14,8 @@ from typing import Any
 
 from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
 from ai_platform.errors import PromptError
-from ai_platform.image.layout import Descriptor
 from ai_platform.image.locations import bundle_repository, local_registry, publish
+from ai_platform.oci.layout import Descriptor
 from ai_platform.prompts import bundle, engine
 from ai_platform.prompts.compiler import CompiledPrompt, compile_file, version_of
 from ai_platform.prompts.render import render_messages
@@ -52,7 +52,7 @@ class PromptSet:
 
 def compile_model_prompts(snap: SpecSnapshot) -> PromptSet:
     """Compile every prompt the spec uses into the artifact store, and check each stored one is serveable."""
-    store = ArtifactStore(snap.platform.artifacts_path)
+    store = snap.platform.artifacts()
     compiled = [
         compile_file(snap.platform.file(f"prompts/{name}.prompt"), display_path=f"prompts/{name}.prompt")
         for name in snap.spec.prompts
@@ -117,7 +117,7 @@ def serveability(snap: SpecSnapshot, document: dict[str, Any]) -> list[str]:
 
 def build_bundle(snap: SpecSnapshot, compiled: CompiledPrompts) -> tuple[Descriptor, PromptBundle]:
     """The serveable prompts as one OCI artifact, pushed where platform.yaml says."""
-    store = ArtifactStore(snap.platform.artifacts_path)
+    store = snap.platform.artifacts()
     documents = stored_prompts(store, [p.version for p in compiled.prompts])
     prompts = [CompiledPrompt(d, version_of(d), ()) for d in documents]
     repository = bundle_repository(snap.spec.name)

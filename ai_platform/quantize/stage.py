@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ai_platform.artifacts import ArtifactStore, canonical_json
+from ai_platform.artifacts import canonical_json
 from ai_platform.config import Quantization
 from ai_platform.errors import QuantizationError
 from ai_platform.quantize import calibration, recipe
@@ -120,18 +120,28 @@ class Quantized:
 
 def job_for(snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice) -> dict[str, Any]:
     """What the workload needs, as plain JSON (it travels as Pipes extras, possibly to a pod)."""
-    store = ArtifactStore(snap.platform.artifacts_path)
+    store = snap.platform.artifacts()
     q = snap.spec.quantization
     files = calibration.files(snap.platform.file(q.calibration.path))
     calibration.split(calibration.load(files), q.calibration.holdout_fraction, q.calibration.samples)  # fail here
-    return {
-        "input_dir": verified.folder,
-        "input_manifest": str(store.blob_path(verified.digest)),
+    job: dict[str, Any] = {
         "output_root": str(snap.platform.artifacts_path / "quantized"),
-        "calibration_files": [str(f) for f in files],
         "recipe": recipe.from_spec(q, choice.scheme),
         "seed": 0,
         "log_path": str(snap.platform.artifacts_path / "logs" / f"quantize-{snap.spec.name}.log"),
+    }
+    if snap.platform.config.storage.artifact_store == "folder":  # the workload shares this machine's disk
+        return job | {
+            "input_dir": str(store.folder(verified.folder)),
+            "input_manifest": str(store.blob_path(verified.digest)),
+            "calibration_files": [str(f) for f in files],
+        }
+    registry = snap.platform.config.registry  # the workload fetches its inputs and keeps its output there
+    return job | {
+        "store": {"url": registry.url, "insecure": registry.insecure},
+        "input_dir": verified.folder,
+        "input_manifest": verified.digest,
+        "calibration_files": [store.put_bytes(f.read_bytes()) for f in files],
     }
 
 
@@ -153,18 +163,21 @@ def gates(q: Quantization, report: dict[str, Any]) -> dict[str, tuple[bool, str]
 
 def accept(snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice, report: dict[str, Any]) -> Quantized:
     """The workload's output, re-hashed and held to its own name, judged by the quality gates."""
-    folder = Path(report["folder"])
-    expected = snap.platform.artifacts_path / "quantized" / report["digest"]
-    if folder.resolve() != expected.resolve():
-        raise QuantizationError(f"the workload reported {folder}, not {expected}")
+    store = snap.platform.artifacts()
+    if snap.platform.config.storage.artifact_store == "folder":
+        folder = Path(report["folder"])
+        expected = snap.platform.artifacts_path / "quantized" / report["digest"]
+        if folder.resolve() != expected.resolve():
+            raise QuantizationError(f"the workload reported {folder}, not {expected}")
+    else:  # kept in the registry by the workload's pod: fetched here, every byte held to its digest
+        folder = store.folder(report["folder"])
     manifest = wm.build_manifest(folder)
-    actual = ArtifactStore(snap.platform.artifacts_path).put_json(manifest)  # the image stage reads it
+    actual = store.put_json(manifest)  # the image stage reads it
     if actual != report["digest"]:
         raise QuantizationError(f"{folder}: manifest digest {actual[:12]}… != reported {report['digest'][:12]}…")
     method = recipe.from_spec(snap.spec.quantization, choice.scheme)["method"]
-    return Quantized(
-        actual, str(folder), method, verified.digest, report, gates(snap.spec.quantization, report), choice
-    )
+    kept = store.keep_folder(folder)  # where the image stage finds it, from any machine
+    return Quantized(actual, kept, method, verified.digest, report, gates(snap.spec.quantization, report), choice)
 
 
 def passthrough(verified: VerifiedWeights) -> Quantized:

@@ -20,13 +20,16 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ai_platform.errors import QuantizationError
 from ai_platform.logs import Log
 from ai_platform.quantize import calibration, patches
 from ai_platform.quantize import recipe as recipes
 from ai_platform.weights import manifest as wm
+
+if TYPE_CHECKING:
+    from ai_platform.oci.store import RegistryStore
 
 TMP_PREFIX = ".tmp-"
 
@@ -112,6 +115,24 @@ def verify_input(folder: Path, manifest_path: Path, log: Log) -> str:
     return wm.digest(trusted)
 
 
+def _store(job: dict[str, Any]) -> RegistryStore | None:
+    """The registry the step keeps artifacts in, when it names one: this pod shares no disk with the step."""
+    if not job.get("store"):
+        return None
+    from ai_platform.oci.store import RegistryStore
+
+    return RegistryStore(job["store"]["url"], Path(job["output_root"]).parent, insecure=job["store"]["insecure"])
+
+
+def _inputs(job: dict[str, Any], store: RegistryStore | None, log: Log) -> tuple[Path, Path, list[Path]]:
+    """The weights folder, its manifest and the calibration files, on this machine."""
+    if store is None:
+        return Path(job["input_dir"]), Path(job["input_manifest"]), [Path(p) for p in job["calibration_files"]]
+    log(f"fetching the verified weights from {store.where}")
+    folder = store.folder(job["input_dir"])
+    return folder, store.blob_path(job["input_manifest"]), [store.blob_path(d) for d in job["calibration_files"]]
+
+
 def clean_stale(output_root: Path) -> None:
     for stale in output_root.glob(f"{TMP_PREFIX}*"):
         shutil.rmtree(stale, ignore_errors=True)
@@ -124,10 +145,12 @@ def run(job: dict[str, Any], log: Log) -> dict[str, Any]:
 
     started = time.monotonic()
     recipe = job["recipe"]
-    source, output_root = Path(job["input_dir"]), Path(job["output_root"])
-    input_digest = verify_input(source, Path(job["input_manifest"]), log)
+    output_root = Path(job["output_root"])
+    store = _store(job)
+    source, manifest_path, calibration_files = _inputs(job, store, log)
+    input_digest = verify_input(source, manifest_path, log)
     cal = recipe["calibration"]
-    samples = calibration.load([Path(p) for p in job["calibration_files"]])
+    samples = calibration.load(calibration_files)
     calibrate, holdout = calibration.split(samples, cal["holdout_fraction"], cal["samples"])
     log(f"calibration: {len(calibrate)} samples, {len(holdout)} held out for scoring")
     if patches.apply():
@@ -183,9 +206,11 @@ def run(job: dict[str, Any], log: Log) -> dict[str, Any]:
         shutil.rmtree(tmp)
     else:
         os.replace(tmp, final)
+    if store is not None:
+        log(f"keeping the quantized weights in {store.where}")
     return {
         "digest": digest,
-        "folder": str(final),
+        "folder": store.keep_folder(final) if store is not None else str(final),
         "input_digest": input_digest,
         "recipe_digest": recipes.digest(recipe),
         "duration_s": time.monotonic() - started,

@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ai_platform.artifacts import ArtifactStore
 from ai_platform.config import ModelSpec, Platform
 from ai_platform.errors import MissingArtifactError, ServingError
 from ai_platform.image.locations import digest_tag, remote
@@ -258,7 +257,7 @@ def pinned_image_ref(platform: Platform, model: str, digest: str) -> str:
 def live_rollout(platform: Platform, model: str) -> dict[str, Any] | None:
     """The color and image the model's Service routes to, as the last rollout left them (None: never rolled out)."""
     try:
-        return ArtifactStore(platform.artifacts_path).ref("k8s_rollout", model)
+        return platform.artifacts().ref("k8s_rollout", model)
     except MissingArtifactError:
         return None
 
@@ -291,7 +290,7 @@ def apply_rollout(snap: Any, image: str, bundle: str, *, log: Log, timeout_s: fl
     service_manifest["spec"]["selector"]["ai-platform/color"] = color
     _apply(api, service_manifest)
     log(f"{spec.name}: Service now routes to {color} ({ref})")
-    ArtifactStore(platform.artifacts_path).set_ref("k8s_rollout", spec.name, {"color": color, "image": image})
+    platform.artifacts().set_ref("k8s_rollout", spec.name, {"color": color, "image": image})
     endpoint = service_url(spec.name, ns)
     with platform.warehouse().write() as con:
         record_live(

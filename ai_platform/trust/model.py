@@ -49,12 +49,25 @@ class TrustModel:
     @classmethod
     def load(cls, path: Path) -> TrustModel:
         try:
-            data = json.loads(Path(path).read_bytes())
-        except (OSError, ValueError) as exc:
+            data = Path(path).read_bytes()
+        except OSError as exc:
             raise TrustModelError(f"{path}: cannot read the trust model: {exc}") from None
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise TrustModelError(f"{path}: not a trust model (format must be {FORMAT!r})")
+        return cls.from_bytes(data, str(path))
+
+    @classmethod
+    def from_bytes(cls, data: bytes | str, where: str) -> TrustModel:
         try:
-            return cls(**data)
+            fields = json.loads(data)
+        except ValueError as exc:
+            raise TrustModelError(f"{where}: cannot read the trust model: {exc}") from None
+        if not isinstance(fields, dict) or fields.get("format") != FORMAT:
+            raise TrustModelError(f"{where}: not a trust model (format must be {FORMAT!r})")
+        try:
+            return cls(**fields)
         except TypeError as exc:
-            raise TrustModelError(f"{path}: malformed trust model: {exc}") from None
+            raise TrustModelError(f"{where}: malformed trust model: {exc}") from None
+
+    @classmethod
+    def from_row(cls, model: str | None, artifact_path: str) -> TrustModel:
+        """A trust_models row's model: the JSON it carries, or (rows before migration 0009) its file."""
+        return cls.from_bytes(model, "trust_models.model") if model else cls.load(Path(artifact_path))

@@ -27,6 +27,8 @@ from ai_platform.trust.model import TrustModel
 from ai_platform.warehouse import Warehouse, insert_new
 
 MIN_LABELS = 20
+# The champion: the model it carries (migration 0009) and, for older rows, its file.
+CHAMPION = "SELECT model, artifact_path FROM trust_models WHERE champion ORDER BY trained_at DESC LIMIT 1"
 HOLDOUT = 0.3
 
 
@@ -135,8 +137,8 @@ def evaluate(model: TrustModel, holdout: list[Example], train_rows: list[Example
 
 
 def champion(warehouse: Warehouse) -> TrustModel | None:
-    _, rows = warehouse.query("SELECT artifact_path FROM trust_models WHERE champion ORDER BY trained_at DESC LIMIT 1")
-    return TrustModel.load(rows[0][0]) if rows else None
+    _, rows = warehouse.query(CHAMPION)
+    return TrustModel.from_row(*rows[0]) if rows else None
 
 
 def train(warehouse: Warehouse, store: ArtifactStore) -> Trained:
@@ -154,11 +156,12 @@ def train(warehouse: Warehouse, store: ArtifactStore) -> Trained:
     promoted = incumbent_metrics is None or metrics["auc"] > incumbent_metrics["auc"]
     metrics["train"] = len(train_rows)
     model = TrustModel(model.features, model.mean, model.scale, model.coef, model.intercept, metrics)
+    body = model.to_bytes().decode()
     digest = store.put_bytes(model.to_bytes())
     path = str(store.blob_path(digest))
     with warehouse.write() as con:  # the same model trained twice is one row, and keeps its standing
-        columns = ("version", "algorithm", "features", "metrics", "champion", "artifact_path")
-        row = [digest, "logistic_regression", json.dumps(model.features), json.dumps(metrics), False, path]
+        columns = ("version", "algorithm", "features", "metrics", "champion", "artifact_path", "model")
+        row = [digest, "logistic_regression", json.dumps(model.features), json.dumps(metrics), False, path, body]
         insert_new(con, "trust_models", columns, "version", [row])
         if promoted:
             con.execute("UPDATE trust_models SET champion = (version = ?)", [digest])

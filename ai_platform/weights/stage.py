@@ -10,10 +10,9 @@ manifest (or to the hub's LFS sha256), and records both in the warehouse.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
+from ai_platform.artifacts import canonical_json, sha256_hex
 from ai_platform.config import LocalSource
 from ai_platform.errors import WeightsError
 from ai_platform.records import RawWeights, SourceFile, VerifiedWeights
@@ -44,7 +43,8 @@ def fetch_raw(snap: SpecSnapshot) -> RawWeights:
         SourceFile(rel, (folder / rel).stat().st_size, sha256_file(folder / rel), lfs.get(rel)) for rel in present
     )
     digest = sha256_hex(canonical_json([vars(f) for f in files]))
-    return RawWeights(snap.spec.name, source.model_dump(mode="json"), commit, str(folder), files, digest)
+    kept = snap.platform.artifacts().keep_folder(folder)  # where the next stage finds it, from any machine
+    return RawWeights(snap.spec.name, source.model_dump(mode="json"), commit, kept, files, digest)
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class Verification:
     signing_digest: str  # sha256 of its canonical JSON: its name in the artifact store
     signature: str | None  # the signature it was checked against, if the spec names one
 
-    folder: str
+    folder: str  # as the artifact store keeps it
 
     @property
     def passed(self) -> bool:
@@ -72,8 +72,8 @@ class Verification:
 
 
 def verify(snap: SpecSnapshot, raw: RawWeights) -> Verification:
-    store = ArtifactStore(snap.platform.artifacts_path)
-    folder = Path(raw.folder)
+    store = snap.platform.artifacts()
+    folder = store.folder(raw.folder)
     actual = wm.build_manifest(folder, allow_pickle=snap.spec.source.allow_pickle)
     problems: list[str] = []
     trusted_path = snap.spec.verification.manifest
@@ -112,7 +112,7 @@ def verify(snap: SpecSnapshot, raw: RawWeights) -> Verification:
         statement,
         store.put_json(statement),
         signature.path if signature else None,
-        str(folder),
+        raw.folder,
     )
 
 

@@ -42,7 +42,7 @@ from ai_platform.artifacts import atomic_write
 from ai_platform.config import Admission
 from ai_platform.errors import PlatformError
 from ai_platform.evaluation.injection import injection_score
-from ai_platform.image.layout import OciLayout
+from ai_platform.oci.layout import OciLayout
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import version_of
 from ai_platform.prompts.render import check_reply, request_body

@@ -15,7 +15,9 @@ from ai_platform.serving.gateway.generations import WAREHOUSE_LOCK
 from ai_platform.serving.state import ModelState
 from ai_platform.trust.features import features
 from ai_platform.trust.model import TrustModel
+from ai_platform.trust.train import CHAMPION
 from ai_platform.warehouse import at
+from ai_platform.warehouse.ducklake import SCHEME as LAKE
 
 CHAMPION_TTL_S = 15.0
 
@@ -29,7 +31,7 @@ class TrustChampions:
         self.checked: dict[str, tuple[float, TrustModel | None]] = {}
 
     def champion(self, warehouse: str) -> TrustModel | None:
-        if not warehouse or not Path(warehouse).is_file():
+        if not warehouse or not (warehouse.startswith(LAKE) or Path(warehouse).is_file()):
             return None
         checked, model = self.checked.get(warehouse, (0.0, None))
         if time.monotonic() - checked < CHAMPION_TTL_S:
@@ -40,16 +42,16 @@ class TrustChampions:
 
     def _lookup(self, warehouse: str) -> TrustModel | None:
         try:
-            query = "SELECT artifact_path FROM trust_models WHERE champion ORDER BY trained_at DESC LIMIT 1"
             with WAREHOUSE_LOCK:
-                _, rows = at(warehouse, lock_timeout_s=2).query(query)
+                _, rows = at(warehouse, lock_timeout_s=2).query(CHAMPION)
         except PlatformError:
             return None
         if not rows:
             return None
-        if rows[0][0] not in self.files:
-            self.files[rows[0][0]] = TrustModel.load(Path(rows[0][0]))
-        return self.files[rows[0][0]]
+        model, path = rows[0]
+        if path not in self.files:  # the path names the model's digest
+            self.files[path] = TrustModel.from_row(model, path)
+        return self.files[path]
 
 
 def score_reply(

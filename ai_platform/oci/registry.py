@@ -41,7 +41,7 @@ from urllib.parse import urljoin
 import httpx
 
 from ai_platform.errors import ImageError, TransientRegistryError
-from ai_platform.image.layout import INDEX, MANIFEST, Descriptor, OciLayout
+from ai_platform.oci.layout import INDEX, MANIFEST, Descriptor, OciLayout
 
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
@@ -355,12 +355,22 @@ def pull(
 
 
 def _manifest(client: RegistryClient, ref: Reference) -> tuple[bytes, str]:
+    found = manifest_bytes(client, ref)
+    if found is None:
+        raise ImageError(f"{ref}: the registry has no such manifest")
+    return found
+
+
+def manifest_bytes(client: RegistryClient, ref: Reference) -> tuple[bytes, str] | None:
+    """The manifest `ref` names and its media type, held to its digest; None where the registry has none."""
     got = client.retrying(
         lambda: client.request(
-            "GET", f"/v2/{ref.repository}/manifests/{ref.target}", expect=(200,), headers={"Accept": ACCEPT}
+            "GET", f"/v2/{ref.repository}/manifests/{ref.target}", expect=(200, 404), headers={"Accept": ACCEPT}
         ),
         f"GET manifest {ref}",
     )
+    if got.status_code == 404:
+        return None
     body = got.content
     digest = f"sha256:{hashlib.sha256(body).hexdigest()}"
     if digest != (ref.digest or got.headers.get("Docker-Content-Digest", digest)):
