@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import pickle
 import random
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -129,3 +130,16 @@ def test_features_and_ece() -> None:
     assert (values["risk_points"], values["pii_count"], values["finish_stop"], values["schema_valid"]) == (2, 1, 0, 0)
     assert values["mean_logprob"] != values["mean_logprob"]  # missing is NaN, not 0
     assert ece([0.9, 0.9, 0.1, 0.1], [True, True, False, False]) == pytest.approx(0.1)
+
+
+def test_the_champion_travels_in_the_warehouse_to_every_replica(lake, tmp_path: Path) -> None:
+    """A gateway replica on another machine reads the champion from the DuckLake it shares, not from a file
+    on the trainer's disk."""
+    from ai_platform.serving.gateway.scoring import TrustChampions
+
+    seed_warehouse(lake, 200, random.Random(5))
+    trained = train(lake, FolderStore(tmp_path / "trainer"))
+    assert trained.promoted
+    shutil.rmtree(tmp_path / "trainer")  # the trainer's pod is gone
+    champion = TrustChampions().champion(lake.location)
+    assert champion is not None and champion.version == trained.model.version
