@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import pytest
@@ -243,3 +244,46 @@ def test_workload_cli_rejects_bad_input_without_a_traceback(tmp_path: Path) -> N
     assert proc.returncode == 1 and proc.stderr.splitlines()[-1].startswith("error: ")
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert sys.executable  # the platform env stays untouched: the workload ran in its own
+
+
+def test_a_pod_reports_its_result_through_its_log(tmp_path: Path) -> None:
+    """The workload run as PipesK8sClient's pod runs it: the same command, the environment the client gives the
+    pod, stdout and stderr captured as one pod log, which dagster-k8s's own line handler decodes. A workload that
+    moved its stderr to a log file took its messages with it, and the step saw "ended without a result"."""
+    from dagster._core.pipes.utils import PipesEnvContextInjector, extract_message_or_forward_to_stdout
+    from dagster_k8s.pipes import PipesK8sPodLogsMessageReader
+
+    job = {
+        "recipe": {},
+        "input_dir": str(tmp_path),
+        "output_root": str(tmp_path / "out"),
+        "input_manifest": str(tmp_path / "missing.json"),
+        "calibration_files": [],
+        "log_path": str(tmp_path / "logs" / "quantize.log"),
+    }
+    seen: dict[str, Any] = {}
+
+    @dg.asset
+    def pod_workload(context):  # type: ignore[no-untyped-def]
+        with dg.open_pipes_session(
+            context, PipesEnvContextInjector(), PipesK8sPodLogsMessageReader(), extras={"job": job}
+        ) as session:
+            env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **session.get_bootstrap_env_vars()}
+            pod = subprocess.run(
+                [str(QUANTIZE_PYTHON), "-m", "ai_platform.quantize"],
+                env=env,
+                cwd=tmp_path,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for line in pod.stdout.splitlines():
+                extract_message_or_forward_to_stdout(session.message_handler, line)
+            seen.update(log=pod.stdout, code=pod.returncode, messages=session.get_custom_messages())
+        return dg.MaterializeResult()
+
+    assert dg.materialize([pod_workload]).success
+    assert seen["code"] == 0, seen["log"][-2000:]
+    messages = seen["messages"]
+    assert len(messages) == 1 and messages[0]["error_type"].endswith("Error"), seen["log"][-2000:]
+    assert "missing.json" in messages[0]["error"]

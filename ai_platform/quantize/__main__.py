@@ -23,7 +23,12 @@ def main(argv: list[str]) -> int:
     if DAGSTER_PIPES_CONTEXT_ENV_VAR in os.environ:  # launched by a Pipes client
         with open_dagster_pipes() as pipes:
             log_path = pipes.extras["job"].get("log_path")
-            if log_path:  # the libraries' progress bars and warnings go to a file, not the run's console
+            if log_path and _messages_in_stdio():
+                # In a pod the messages travel in the pod's log (stderr), which PipesK8sPodLogsMessageReader
+                # reads: moving fds 1 and 2 to a file would take the messages with them, and the step would
+                # see none. The libraries' output stays in the pod log, where `kubectl logs` finds it.
+                pipes.log.info("workload output: this pod's log")
+            elif log_path:  # the libraries' progress bars and warnings go to a file, not the run's console
                 Path(log_path).parent.mkdir(parents=True, exist_ok=True)
                 sink = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
                 os.dup2(sink, 1)
@@ -48,6 +53,14 @@ def main(argv: list[str]) -> int:
         return 1
     print(json.dumps(result, indent=2), file=result_out, flush=True)
     return 0
+
+
+def _messages_in_stdio() -> bool:
+    """Whether the Pipes client reads this process's messages from its stdout/stderr (a Kubernetes pod's log)."""
+    from dagster_pipes import PipesDefaultMessageWriter, PipesEnvVarParamsLoader
+
+    params = PipesEnvVarParamsLoader().load_messages_params()
+    return PipesDefaultMessageWriter.STDIO_KEY in params or PipesDefaultMessageWriter.BUFFERED_STDIO_KEY in params
 
 
 if __name__ == "__main__":
