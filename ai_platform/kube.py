@@ -49,17 +49,3 @@ def gpu_pod_spec(platform: Platform, image: str | None, command: list[str], imag
         container["volumeMounts"] = [{"name": "home", "mountPath": home}]
     return spec
 
-
-def gpu_step_config(platform_config: Any) -> dict[str, Any]:
-    """The `dagster-k8s/config` tag for a step that needs the GPU itself (canary_eval serves vLLM in its pod).
-
-    `platform_config` is config.PlatformConfig; dagster-k8s takes snake_case Kubernetes fields here.
-    """
-    gpu = platform_config.kubernetes.gpu
-    limits = {gpu.resource: str(gpu.count)}
-    pod: dict[str, Any] = {}
-    if gpu.node_selector:
-        pod["node_selector"] = dict(gpu.node_selector)
-    if gpu.tolerations:
-        pod["tolerations"] = [t.model_dump(exclude_none=True) for t in gpu.tolerations]
-    return {"container_config": {"resources": {"limits": limits, "requests": limits}}, "pod_spec_config": pod}

@@ -7,7 +7,7 @@ from ai_platform.evaluation.scoring import METRICS
 from ai_platform.evaluation.stage import record, run_canary
 from ai_platform.records import ModelImage, PromptBundle
 from assets import versions
-from assets.execution import GPU_STEP_TAGS, ExecutionBackend
+from assets.execution import ExecutionBackend
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
 
@@ -26,7 +26,6 @@ GATES = [
     kinds={"vllm", "duckdb"},
     owners=["team:ml-platform"],
     check_specs=GATES,
-    op_tags=GPU_STEP_TAGS,  # on Kubernetes this step's pod serves vLLM itself
     description="Champion vs challenger on the eval set: schema validity, repetition, coherence, PII, recall, latency.",
 )
 def canary_eval(

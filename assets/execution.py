@@ -2,7 +2,7 @@
 
 The code location reads platform.yaml from the tracked branch (a local repo, or
 the git sensor's mirror of a remote one) when it loads, and builds the backend
-it names (`ai_platform.backend`): the executor, the GPU step tags and the
+it names (`ai_platform.backend`): the executor and the
 `execution` resource that runs workloads, serves candidates and rolls out. A
 broken platform.yaml is an error that names the file and field, never a quiet
 fall back to the embedded default; no repo at all (or one without a
@@ -17,14 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-from pydantic import Field
 
 from ai_platform.backend import Backend
 from ai_platform.backend import for_config as backend_for
 from ai_platform.changes import local_repo
 from ai_platform.config import Platform, PlatformConfig, parse_platform_config
 from ai_platform.errors import ConfigError, PlatformError, PlatformRepoError
-from ai_platform.kube import gpu_pod_spec, gpu_step_config
+from ai_platform.kube import gpu_pod_spec
 from ai_platform.platform_repo import config_at
 from ai_platform.specs import SpecSnapshot
 
@@ -58,10 +57,6 @@ class ExecutionBackend(dg.ConfigurableResource):
 
     def executor(self) -> dg.ExecutorDefinition:
         """How a run's steps execute."""
-        raise NotImplementedError
-
-    def gpu_step_tags(self) -> dict[str, Any]:
-        """Op tags for a step that needs the GPU itself (canary_eval serves vLLM in its own process or pod)."""
         raise NotImplementedError
 
     def _invoke(
@@ -102,9 +97,6 @@ class EmbeddedExecution(ExecutionBackend):
         # Two cores on the embedded default; heavy stages run out of process anyway.
         return dg.multiprocess_executor.configured({"max_concurrent": 2})
 
-    def gpu_step_tags(self) -> dict[str, Any]:
-        return {}
-
     def _invoke(
         self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any], platform: Platform
     ) -> dg.PipesClientCompletedInvocation:
@@ -117,19 +109,16 @@ class EmbeddedExecution(ExecutionBackend):
 
 class KubernetesExecution(ExecutionBackend):
     """Runs launched by the instance's K8sRunLauncher (deploy/dagster-instance.kubernetes.yaml), a pod per
-    step (k8s_job_executor), GPU pods for workloads and for canary_eval, from platform.yaml's `kubernetes`."""
+    step (k8s_job_executor) that asks for no GPU: the GPU goes to the quantize workload's pod and to the
+    vLLM Deployments (the canary's candidate, each colour), from platform.yaml's `kubernetes`."""
 
     target: str = "kubernetes"
     namespace: str = "ai-platform"
-    gpu_step_config: dict[str, Any] = Field(default_factory=dict)
 
     def executor(self) -> dg.ExecutorDefinition:
         from dagster_k8s import k8s_job_executor
 
         return k8s_job_executor.configured({"job_namespace": self.namespace, "max_concurrent": 4})
-
-    def gpu_step_tags(self) -> dict[str, Any]:
-        return {"dagster-k8s/config": self.gpu_step_config}
 
     def _invoke(
         self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any], platform: Platform
@@ -145,13 +134,10 @@ def execution_for(config: PlatformConfig) -> ExecutionBackend:
     """The resource for the backend platform.yaml names (`ai_platform.backend.for_config` decides which)."""
     made: dict[str, Callable[[], ExecutionBackend]] = {
         "embedded": EmbeddedExecution,
-        "kubernetes": lambda: KubernetesExecution(
-            namespace=config.kubernetes.namespace, gpu_step_config=gpu_step_config(config)
-        ),
+        "kubernetes": lambda: KubernetesExecution(namespace=config.kubernetes.namespace),
     }
     return made[backend_for(config).target]()
 
 
 CONFIG = platform_config()
 EXECUTION = execution_for(CONFIG)
-GPU_STEP_TAGS: dict[str, Any] = EXECUTION.gpu_step_tags()

@@ -3,7 +3,7 @@
 Two implementations, chosen once from platform.yaml (`ai_platform.backend.for_config`):
 `embedded` (subprocesses on this machine) and `kubernetes` (pods, Deployments and
 Services in a cluster). Stages and assets call these methods and never ask which
-one they have. The orchestration half of the seam (the executor, GPU step tags,
+one they have. The orchestration half of the seam (the executor,
 workloads through Dagster Pipes) is `assets/execution.py`, which wraps the chosen
 backend as the `execution` resource.
 """
