@@ -48,4 +48,3 @@ def gpu_pod_spec(platform: Platform, image: str | None, command: list[str], imag
         spec["volumes"] = [{"name": "home", "persistentVolumeClaim": {"claimName": k8s.home_claim}}]
         container["volumeMounts"] = [{"name": "home", "mountPath": home}]
     return spec
-
