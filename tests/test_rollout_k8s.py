@@ -16,7 +16,8 @@ from conftest import MODEL
 
 from ai_platform.artifacts import FolderStore
 from ai_platform.config import load_platform
-from ai_platform.rollout.kubernetes import canary_manifests, candidate_server, render
+from ai_platform.errors import ServingError
+from ai_platform.rollout.kubernetes import canary_manifests, candidate_server, render, rollout_status
 
 CRDS = {
     ("keda.sh/v1alpha1", "ScaledObject"),
@@ -146,3 +147,74 @@ def test_apply_on_a_live_cluster(demo_repo: Path) -> None:
             field_manager="ai-platform-test",
             dry_run="All",
         )
+
+
+def deployment_status(generation: int, desired: int, **status: object) -> dict:
+    """A Deployment as the API server returns it (camelCase; zero counts omitted, as the API omits them)."""
+    found = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": f"{MODEL}-green", "namespace": "ai-platform", "generation": generation},
+        "spec": {
+            "replicas": desired,
+            "selector": {"matchLabels": {"app": "x"}},
+            "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "vllm"}]}},
+        },
+        "status": {k: v for k, v in status.items() if v},
+    }
+    kubernetes_validate.validate(found, "1.35.0", strict=True)
+    return found
+
+
+PROGRESSING = {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}
+STUCK = {"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded", "message": "ReplicaSet x"}
+
+
+@pytest.mark.parametrize(
+    ("case", "deployment", "done"),
+    [
+        # just created: the controller has not counted anything (ready == replicas == None passed the old check)
+        ("fresh", deployment_status(1, 2), False),
+        # the idle colour still runs the image of two rollouts ago: its old pods are ready, none of the new exist
+        (
+            "old pods ready",
+            deployment_status(3, 2, observedGeneration=2, replicas=2, readyReplicas=2, availableReplicas=2,
+                              updatedReplicas=2),
+            False,
+        ),
+        (
+            "old pods ready, new spec observed",
+            deployment_status(3, 2, observedGeneration=3, replicas=2, readyReplicas=2, availableReplicas=2,
+                              updatedReplicas=0),
+            False,
+        ),
+        (
+            "rolling",
+            deployment_status(3, 2, observedGeneration=3, replicas=3, readyReplicas=2, availableReplicas=2,
+                              updatedReplicas=2, conditions=[PROGRESSING]),
+            False,
+        ),
+        (
+            "updated, not yet available",
+            deployment_status(3, 2, observedGeneration=3, replicas=2, readyReplicas=1, availableReplicas=1,
+                              updatedReplicas=2),
+            False,
+        ),
+        (
+            "complete",
+            deployment_status(3, 2, observedGeneration=3, replicas=2, readyReplicas=2, availableReplicas=2,
+                              updatedReplicas=2, conditions=[PROGRESSING]),
+            True,
+        ),
+    ],
+)  # fmt: skip
+def test_rollout_complete_means_what_kubectl_rollout_status_means(case: str, deployment: dict, done: bool) -> None:
+    assert rollout_status(deployment)[0] is done, case
+
+
+def test_a_stuck_rollout_is_an_error_not_a_wait() -> None:
+    stuck = deployment_status(
+        3, 2, observedGeneration=3, replicas=3, updatedReplicas=1, availableReplicas=2, conditions=[STUCK]
+    )
+    with pytest.raises(ServingError, match="exceeded its progress deadline"):
+        rollout_status(stuck)

@@ -79,6 +79,7 @@ def deployment(platform: Platform, spec: ModelSpec, color: str, image_ref: str, 
         },
         "spec": {
             "replicas": max(1, k8s.autoscaling.min_replicas),
+            "progressDeadlineSeconds": 1200,  # past the startup probe's 900 s: a stuck rollout says so
             "selector": {"matchLabels": selector},
             "template": {"metadata": {"labels": labels(spec.name, color)}, "spec": pod},
         },
@@ -359,11 +360,41 @@ def _client() -> Any:
     return dynamic.DynamicClient(client.ApiClient())
 
 
+def rollout_status(deployment: dict[str, Any]) -> tuple[bool, str]:
+    """Whether a Deployment (as the API returns it, camelCase) has finished rolling out, with
+    `kubectl rollout status` semantics: the controller has observed the latest spec, every desired
+    replica runs the new template, no old replica is left, and every new one is available. Ready
+    replicas alone are not enough: on a fresh Deployment nothing is counted yet, and on a colour that
+    still runs an older image the old pods are ready before the new ones exist.
+    """
+    name = deployment["metadata"]["name"]
+    status, desired = deployment.get("status") or {}, (deployment.get("spec") or {}).get("replicas", 1)
+    if deployment["metadata"].get("generation", 0) > status.get("observedGeneration", 0):
+        return False, f"{name}: waiting for the controller to observe the new spec"
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "Progressing" and condition.get("reason") == "ProgressDeadlineExceeded":
+            raise ServingError(f"{name}: exceeded its progress deadline ({condition.get('message', 'no message')})")
+    updated, total, available = (status.get(k, 0) for k in ("updatedReplicas", "replicas", "availableReplicas"))
+    if updated < desired:
+        return False, f"{name}: {updated} of {desired} new replicas updated"
+    if total > updated:
+        return False, f"{name}: {total - updated} old replicas pending termination"
+    if available < updated:
+        return False, f"{name}: {available} of {updated} updated replicas available"
+    return True, f"{name}: rolled out"
+
+
 def _wait_ready(apps: Any, name: str, namespace: str, timeout_s: float, consequence: str) -> None:
+    from kubernetes.client import ApiClient
+
     deadline = time.monotonic() + timeout_s
-    while (status := apps.read_namespaced_deployment_status(name, namespace).status).ready_replicas != status.replicas:
+    while True:
+        found = ApiClient().sanitize_for_serialization(apps.read_namespaced_deployment(name, namespace))
+        done, why = rollout_status(found)
+        if done:
+            return
         if time.monotonic() > deadline:
-            raise ServingError(f"{namespace}/{name} not ready after {timeout_s:.0f}s; {consequence}")
+            raise ServingError(f"{namespace}/{name} not rolled out after {timeout_s:.0f}s ({why}); {consequence}")
         time.sleep(5)
 
 
