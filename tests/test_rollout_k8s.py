@@ -4,6 +4,8 @@ Applying them needs a cluster: that test is marked `k8s` and skips without one."
 
 from __future__ import annotations
 
+import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -218,3 +220,43 @@ def test_a_stuck_rollout_is_an_error_not_a_wait() -> None:
     )
     with pytest.raises(ServingError, match="exceeded its progress deadline"):
         rollout_status(stuck)
+
+
+def desired_replicas(scaled: dict, usage_per_pod: list[float]) -> int:
+    """What KEDA's HPA asks for: the trigger's query evaluated on the colour's pods (its outer aggregation
+    over each pod's windowed KV-cache use), then the HPA's formula for an AverageValue external metric,
+    ceil(value / target), within the ScaledObject's bounds."""
+    trigger = scaled["spec"]["triggers"][0]
+    assert trigger.get("metricType", "AverageValue") == "AverageValue"
+    outer = re.match(r"^(sum|avg|max|min)\(avg_over_time\(vllm:kv_cache_usage_perc\{[^}]*\}\[\w+\]\)\)$",
+                     trigger["metadata"]["query"])  # fmt: skip
+    assert outer, trigger["metadata"]["query"]
+    aggregate = {"sum": sum, "max": max, "min": min, "avg": lambda v: sum(v) / len(v)}[outer[1]]
+    want = math.ceil(aggregate(usage_per_pod) / float(trigger["metadata"]["threshold"]))
+    return max(scaled["spec"]["minReplicaCount"], min(scaled["spec"]["maxReplicaCount"], want))
+
+
+def test_keda_scales_a_saturated_colour_past_two_replicas(demo_repo: Path) -> None:
+    scaled = next(m for m in rendered(demo_repo) if m["kind"] == "ScaledObject")
+    assert scaled["spec"]["maxReplicaCount"] == 4
+    pods = [0.95, 0.95]
+    for _ in range(4):  # every pod saturated: each evaluation asks for more, up to max_replicas
+        pods = [0.95] * desired_replicas(scaled, pods)
+    assert len(pods) == 4
+    assert desired_replicas(scaled, [0.2, 0.2, 0.2, 0.2]) == 1  # idle: back down to min
+
+
+def test_after_a_switch_the_old_colour_keeps_its_objects_but_no_gpus(demo_repo: Path) -> None:
+    from ai_platform.rollout.kubernetes import PAUSED_REPLICAS, switch
+
+    platform = load_platform(demo_repo)
+    ref = f"registry.example.com/ml/{MODEL}@{DIGEST}"
+    plan = switch(platform, platform.model(MODEL), ref, "sha256:" + "cd" * 32, color="green", old="blue")
+    started = {(m["kind"], m["metadata"]["name"]): m for m in plan.start}
+    assert PAUSED_REPLICAS not in started["ScaledObject", f"{MODEL}-green"]["metadata"].get("annotations", {})
+    assert plan.route["spec"]["selector"]["ai-platform/color"] == "green"
+    (retired,) = plan.retire
+    assert retired["metadata"]["name"] == f"{MODEL}-blue"
+    assert retired["metadata"]["annotations"] == {PAUSED_REPLICAS: "0"}  # KEDA scales blue to 0 and holds it
+    first = switch(platform, platform.model(MODEL), ref, "sha256:" + "cd" * 32, color="blue", old=None)
+    assert first.retire == []

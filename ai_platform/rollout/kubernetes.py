@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ PORT = 8000
 MOUNT = "/model-image"
 MANAGER = "ai-platform"
 CANARY = "canary"
+PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"  # KEDA scales the target to this and stops scaling it
 
 
 def labels(model: str, color: str | None = None) -> dict[str, str]:
@@ -98,17 +100,28 @@ def service(platform: Platform, spec: ModelSpec, live_color: str) -> dict[str, A
     }
 
 
-def scaled_object(platform: Platform, spec: ModelSpec, color: str) -> dict[str, Any]:
+def scaled_object(platform: Platform, spec: ModelSpec, color: str, *, retired: bool = False) -> dict[str, Any]:
+    """KEDA on the colour's KV-cache use. The query sums over the colour's pods: with KEDA's AverageValue
+    target the HPA wants ceil(sum / threshold) replicas, which grows with load; an average (at most 1.0)
+    capped that at ceil(1 / threshold), 2 replicas, whatever `max_replicas` said. A retired colour (the one
+    a switch left idle) is paused at 0 replicas: it keeps its objects for a rollback, not its GPUs."""
     k8s = platform.config.kubernetes
     scale = k8s.autoscaling
     query = (
-        f'avg(avg_over_time(vllm:kv_cache_usage_perc{{namespace="{k8s.namespace}",'
+        f'sum(avg_over_time(vllm:kv_cache_usage_perc{{namespace="{k8s.namespace}",'
         f'pod=~"{spec.name}-{color}-.*"}}[{scale.window}]))'
     )
+    metadata: dict[str, Any] = {
+        "name": f"{spec.name}-{color}",
+        "namespace": k8s.namespace,
+        "labels": labels(spec.name, color),
+    }
+    if retired:
+        metadata["annotations"] = {PAUSED_REPLICAS: "0"}
     return {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
-        "metadata": {"name": f"{spec.name}-{color}", "namespace": k8s.namespace, "labels": labels(spec.name, color)},
+        "metadata": metadata,
         "spec": {
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": f"{spec.name}-{color}"},
             "minReplicaCount": scale.min_replicas,
@@ -116,6 +129,7 @@ def scaled_object(platform: Platform, spec: ModelSpec, color: str) -> dict[str, 
             "triggers": [
                 {
                     "type": "prometheus",
+                    "metricType": "AverageValue",
                     "metadata": {
                         "serverAddress": scale.prometheus_url,
                         "query": query,
@@ -273,8 +287,25 @@ def service_url(name: str, namespace: str) -> str:
     return f"http://{name}.{namespace}.svc.cluster.local"
 
 
+@dataclass(frozen=True)
+class Switch:
+    """One blue/green switch, in the order it is applied."""
+
+    start: list[dict[str, Any]]  # the new colour (unpaused), monitoring: applied, then waited on
+    route: dict[str, Any]  # the Service, selecting the new colour: applied once it has rolled out
+    retire: list[dict[str, Any]]  # the old colour's ScaledObject, paused at 0 replicas: applied last
+
+
+def switch(platform: Platform, spec: ModelSpec, image_ref: str, bundle: str, color: str, old: str | None) -> Switch:
+    manifests = render(platform, spec, image_ref, bundle, color, live=color)
+    route = manifests.pop(2)
+    retire = [scaled_object(platform, spec, old, retired=True)] if old and old != color else []
+    return Switch(manifests, route, retire)
+
+
 def apply_rollout(snap: Any, image: str, bundle: str, *, log: Log, timeout_s: float = 1800.0) -> dict[str, Any]:
-    """Server-side apply the idle color, wait until ready, flip the Service, keep the old color for rollback."""
+    """Server-side apply the idle color, wait until it has rolled out, flip the Service, and pause the old
+    color at 0 replicas (its objects stay, for a rollback)."""
     from kubernetes import client
 
     platform, spec = snap.platform, snap.spec
@@ -282,15 +313,16 @@ def apply_rollout(snap: Any, image: str, bundle: str, *, log: Log, timeout_s: fl
     color = idle_color(current)
     ref = pinned_image_ref(platform, spec.name, image)
     api = _client()
-    manifests = render(platform, spec, ref, bundle, color, live=current["color"] if current else color)
-    service_manifest = manifests.pop(2)
-    for manifest in manifests:
+    plan = switch(platform, spec, ref, bundle, color, current["color"] if current else None)
+    for manifest in plan.start:
         _apply(api, manifest)
     name, ns = f"{spec.name}-{color}", platform.config.kubernetes.namespace
     _wait_ready(client.AppsV1Api(), name, ns, timeout_s, "the Service still routes to the old color")
-    service_manifest["spec"]["selector"]["ai-platform/color"] = color
-    _apply(api, service_manifest)
+    _apply(api, plan.route)
     log(f"{spec.name}: Service now routes to {color} ({ref})")
+    for manifest in plan.retire:
+        _apply(api, manifest)
+        log(f"{spec.name}: {manifest['metadata']['name']} paused at 0 replicas (kept for a rollback)")
     platform.artifacts().set_ref("k8s_rollout", spec.name, {"color": color, "image": image})
     endpoint = service_url(spec.name, ns)
     with platform.warehouse().write() as con:
