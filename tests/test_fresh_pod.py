@@ -4,7 +4,10 @@ stage before it is deleted first. Real docker-registry, real PostgreSQL."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -83,6 +86,17 @@ def test_each_stage_finds_its_inputs_in_a_fresh_pod(
     assert lake.query("SELECT model, count(*) FROM images GROUP BY model")[1] == [(MODEL, 1)]
     assert lake.query("SELECT count(*) FROM weight_files")[1][0][0] > 0
     assert lake.query("SELECT count(*) FROM prompt_versions")[1][0][0] > 0
+
+    # `rollout render` on yet another machine renders what the pipeline shipped, pinned by digest
+    (digest,) = lake.query("SELECT digest FROM images")[1][0]
+    out = tmp_path / "render"
+    command = ["rollout", "render", MODEL, "--repo", str(own_demo_repo), "--out", str(out)]
+    env = {**os.environ, "AI_PLATFORM_HOME": str(tmp_path / "laptop")}
+    done = subprocess.run([sys.executable, "-m", "ai_platform.cli", *command], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    deployment = yaml.safe_load((out / f"deployment-{MODEL}-blue.yaml").read_text())
+    volume = deployment["spec"]["template"]["spec"]["volumes"][0]["image"]["reference"]
+    assert volume == f"{registry.host}/pods/{MODEL}@{digest}"
 
 
 @pytest.mark.slow

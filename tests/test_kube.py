@@ -28,7 +28,8 @@ kubernetes:
     count: 2
     node_selector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
     tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
-    quantize_image: registry.example.com/ai-platform/quantize:1.0
+    image: vllm/vllm-openai:v0.30.0@sha256:8a69ffad015f138d7170c4ddc429e230a3bc1c1719f67e14324749df200a4b90
+    quantize_image: registry.example.com/q@sha256:1212121212121212121212121212121212121212121212121212121212121212
 """
 
 
@@ -68,11 +69,20 @@ def test_gpu_pod_renders_and_validates_strictly(tmp_path: Path) -> None:
     assert container["envFrom"] == [{"secretRef": {"name": "registry-credentials"}}]  # the registry store's login
 
 
-def test_kubernetes_target_without_a_quantize_image_is_a_config_error(tmp_path: Path) -> None:
-    text = yaml.safe_dump({"name": "acme", "execution": {"target": "kubernetes"}})
-    p = platform(tmp_path, text)
-    with pytest.raises(ConfigError, match=r"kubernetes\.gpu\.quantize_image"):
-        gpu_pod_spec(p, p.config.kubernetes.gpu.quantize_image, ["python"], image_field="quantize_image")
+@pytest.mark.parametrize(
+    ("gpu", "named"),
+    [
+        ({}, r"kubernetes\.gpu\.image: required"),
+        ({"image": "vllm/vllm-openai:latest", "quantize_image": "q@sha256:" + "0" * 64}, r"not pinned by digest"),
+        ({"image": "vllm/vllm-openai:v0.30.0", "quantize_image": "q@sha256:" + "0" * 64}, r"not pinned by digest"),
+        ({"image": "v@sha256:" + "0" * 64}, r"kubernetes\.gpu\.quantize_image: required"),
+    ],
+)
+def test_the_kubernetes_target_refuses_unpinned_images(tmp_path: Path, gpu: dict, named: str) -> None:
+    """A tag can move: the image the canary passed would not be the one the colours run."""
+    text = yaml.safe_dump({"name": "acme", "execution": {"target": "kubernetes"}, "kubernetes": {"gpu": gpu}})
+    with pytest.raises(ConfigError, match=named):
+        platform(tmp_path, text)
 
 
 def test_kubernetes_profile_is_read_from_the_tracked_branch(tmp_path: Path) -> None:

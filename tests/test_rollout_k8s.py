@@ -5,6 +5,7 @@ Applying them needs a cluster: that test is marked `k8s` and skips without one."
 from __future__ import annotations
 
 import math
+import os
 import re
 import subprocess
 import sys
@@ -89,16 +90,35 @@ def test_service_selects_the_live_color_and_keda_watches_the_kv_cache(demo_repo:
     } <= alerts
 
 
+def render_cli(demo_repo: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    command = ["rollout", "render", MODEL, "--repo", str(demo_repo), "--out", str(out), "--json", *extra]
+    env = {**os.environ, "AI_PLATFORM_HOME": str(out / "home")}
+    return subprocess.run([sys.executable, "-m", "ai_platform.cli", *command], capture_output=True, text=True, env=env)
+
+
 def test_render_cli_writes_one_file_per_manifest(demo_repo: Path, tmp_path: Path) -> None:
-    command = ["rollout", "render", MODEL, "--repo", str(demo_repo), "--out", str(tmp_path), "--json"]
-    done = subprocess.run([sys.executable, "-m", "ai_platform.cli", *command], capture_output=True, text=True)
+    image = f"registry.example.com/ml/{MODEL}@{DIGEST}"
+    done = render_cli(demo_repo, tmp_path, "--image", image)
     assert done.returncode == 0, done.stderr
     files = sorted(tmp_path.glob("*.yaml"))
     assert len(files) == 6  # with the dashboard ConfigMap
     for path in files:
-        manifest = yaml.safe_load(path.read_text())
+        text = path.read_text()
+        assert "&id" not in text and "*id" not in text, f"{path.name}: YAML anchors"
+        assert ":latest" not in text and "0" * 64 not in text, f"{path.name}: an unpinned or placeholder image"
+        manifest = yaml.safe_load(text)
         if (manifest["apiVersion"], manifest["kind"]) not in CRDS:
             kubernetes_validate.validate(manifest, "1.35.0", strict=True)
+    deployment = yaml.safe_load((tmp_path / f"deployment-{MODEL}-blue.yaml").read_text())
+    assert deployment["spec"]["template"]["spec"]["volumes"][0]["image"]["reference"] == image
+
+
+def test_render_cli_refuses_a_placeholder_or_an_unpinned_image(demo_repo: Path, tmp_path: Path) -> None:
+    done = render_cli(demo_repo, tmp_path)  # nothing shipped yet and no --image: no placeholder either
+    assert done.returncode != 0 and "model_image has not been materialized" in done.stderr, done.stderr
+    done = render_cli(demo_repo, tmp_path, "--image", f"registry.example.com/ml/{MODEL}:v1")
+    assert done.returncode != 0 and "pin the model image by digest" in done.stderr, done.stderr
+    assert not list(tmp_path.glob("*.yaml"))
 
 
 def test_the_canary_candidate_has_its_own_deployment_and_service_that_users_never_reach(demo_repo: Path) -> None:

@@ -7,7 +7,11 @@ import os
 import sys
 from pathlib import Path
 
+import yaml
+
 from ai_platform.cli.common import Areas, command, emit, home_of
+from ai_platform.config import PINNED_IMAGE, Platform
+from ai_platform.errors import ConfigError, MissingArtifactError
 
 
 def serve(args: argparse.Namespace) -> None:
@@ -39,8 +43,6 @@ def rollout_stop(args: argparse.Namespace) -> None:
 
 
 def rollout_render(args: argparse.Namespace) -> None:
-    import yaml
-
     from ai_platform.config import load_platform
     from ai_platform.rollout.kubernetes import render
 
@@ -48,17 +50,46 @@ def rollout_render(args: argparse.Namespace) -> None:
         Path(args.repo), home=Path(os.environ.get("AI_PLATFORM_HOME") or Path(args.repo) / ".state")
     )
     spec = platform.model(args.model)
-    digest = args.image_digest or "sha256:" + "0" * 64
-    image_ref = args.image or f"registry.example.com/{spec.name}@{digest}"
-    manifests = render(platform, spec, image_ref, args.bundle or "", args.color, args.live or args.color)
+    image_ref, bundle = shipped(platform, spec.name, args.image, args.bundle)
+    manifests = render(platform, spec, image_ref, bundle, args.color, args.live or args.color)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for manifest in manifests:
         path = out / f"{manifest['kind'].lower()}-{manifest['metadata']['name']}.yaml"
-        path.write_text(yaml.safe_dump(manifest, sort_keys=False))
+        path.write_text(yaml.dump(manifest, Dumper=NoAliases, sort_keys=False, allow_unicode=True))
         written.append(str(path))
     emit(args, {"files": written}, "\n".join(written))
+
+
+def shipped(platform: Platform, model: str, image: str | None, bundle: str | None) -> tuple[str, str]:
+    """The model image and prompt bundle to render: as given (the image pinned by digest), else what the
+    pipeline last shipped for the model (its model_image and prompt_bundle records), never a placeholder."""
+    from ai_platform.records import ModelImage, PromptBundle, Records
+    from ai_platform.rollout.kubernetes import pinned_image_ref
+
+    if image and not PINNED_IMAGE.match(image):
+        raise ConfigError(f"--image {image}: pin the model image by digest (HOST/REPO@sha256:<64 hex>)")
+    records = Records(platform.artifacts())
+    if not image:
+        try:
+            digest = records.read(ModelImage, model).digest
+        except MissingArtifactError as exc:
+            raise ConfigError(f"{exc}; or name the image with --image HOST/REPO@sha256:…") from None
+        image = pinned_image_ref(platform, model, digest)
+    if bundle is None:
+        try:
+            bundle = records.read(PromptBundle, model).digest
+        except MissingArtifactError:
+            bundle = ""
+    return image, bundle
+
+
+class NoAliases(yaml.SafeDumper):
+    """YAML a reviewer reads top to bottom: a value used twice is written twice, never as `&id001`/`*id001`."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
 
 
 def add(areas: Areas) -> None:
@@ -79,8 +110,10 @@ def add(areas: Areas) -> None:
     p.add_argument("model")
     p.add_argument("--repo", required=True, help="the platform repo (its working tree)")
     p.add_argument("--out", required=True)
-    p.add_argument("--image", help="the model image reference (default: a placeholder pinned by digest)")
-    p.add_argument("--image-digest", help="sha256:... for the placeholder reference")
-    p.add_argument("--bundle", help="the prompt bundle digest, recorded as an annotation")
+    p.add_argument(
+        "--image",
+        help="the model image, pinned by digest (HOST/REPO@sha256:…); default: the one model_image last shipped",
+    )
+    p.add_argument("--bundle", help="the prompt bundle digest (default: the one prompt_bundle last shipped)")
     p.add_argument("--color", default="blue", choices=("blue", "green"))
     p.add_argument("--live", choices=("blue", "green"), help="the color the Service selects (default: --color)")

@@ -64,6 +64,9 @@ kubernetes:
   gpu:
     resource: nvidia.com/gpu
     count: 1
+    # The vLLM image every colour and the canary's candidate run, pinned by digest (the index of
+    # vLLM 0.30.0 on Docker Hub); `rollout render` refuses an unpinned one.
+    image: vllm/vllm-openai:v0.30.0@sha256:8a69ffad015f138d7170c4ddc429e230a3bc1c1719f67e14324749df200a4b90
     node_selector:
       nvidia.com/gpu.present: "true"
     tolerations:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ai_platform.config import ModelSpec, Platform
+from ai_platform.config import PINNED_IMAGE, ModelSpec, Platform
 from ai_platform.errors import MissingArtifactError, ServingError
 from ai_platform.image.locations import digest_tag, remote
 from ai_platform.kube import gpu_scheduling
@@ -47,6 +47,17 @@ def labels(model: str, color: str | None = None) -> dict[str, str]:
     return found
 
 
+def vllm_image(platform: Platform) -> str:
+    """The vLLM image of every colour and of the canary's candidate: what passed the canary is what serves."""
+    image = platform.config.kubernetes.gpu.image
+    if not image or not PINNED_IMAGE.match(image):
+        raise ServingError(
+            f"kubernetes.gpu.image: {image or 'not set'}; the vLLM image must be pinned by digest"
+            " (e.g. vllm/vllm-openai:v0.30.0@sha256:…)"
+        )
+    return image
+
+
 def deployment(platform: Platform, spec: ModelSpec, color: str, image_ref: str, bundle: str) -> dict[str, Any]:
     k8s = platform.config.kubernetes
     gpu = {k8s.gpu.resource: str(k8s.gpu.count)}
@@ -56,7 +67,7 @@ def deployment(platform: Platform, spec: ModelSpec, color: str, image_ref: str, 
         "containers": [
             {
                 "name": "vllm",
-                "image": k8s.gpu.image,
+                "image": vllm_image(platform),
                 "args": args,
                 "ports": [{"name": "http", "containerPort": PORT}],
                 "resources": {"limits": gpu, "requests": gpu},
