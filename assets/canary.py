@@ -40,7 +40,7 @@ def canary_eval(
         image,
         bundle,
         target=backend.target,
-        serve=lambda digest: backend.serve_candidate(snap, digest, context.log.info),
+        serve=lambda digest, champion: backend.serve_candidate(snap, digest, context.log.info, champion=champion),
     )
     records.publish(result.record, snap.spec.name, passed=result.passed)  # the rollout's only input
     record(warehouse, snap, result, target=backend.target, idle_color=backend.idle_color(snap))

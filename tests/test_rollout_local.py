@@ -5,7 +5,6 @@ vLLM; rollback returns to the previous image."""
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import threading
 import time
@@ -16,19 +15,19 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+import yaml
 from conftest import MODEL, SERVE_PYTHON, materialize
 from gateway_process import answering
 from prometheus_client.parser import text_string_to_metric_families
 
-from ai_platform.image import build as image_build
 from ai_platform.image.locations import bundle_repository, local_registry
-from ai_platform.image.unpack import unpack
+from ai_platform.platform_repo import git
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import CompiledPrompt
 from ai_platform.records import ModelImage, PromptBundle, Records
 from ai_platform.rollout import local
 from ai_platform.serving.gateway import create_app, keys
-from ai_platform.serving.state import GATEWAY_URL_FILE
+from ai_platform.serving.state import GATEWAY_URL_FILE, load
 from ai_platform.specs import pinned_spec
 from assets import SHIP_CHAIN
 
@@ -112,23 +111,31 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     body = reply.json()
     assert body["schema_valid"] and body["output"]["risk_points"] and body["generation_id"].startswith("gen-")
 
-    # A second image (one small file changed) goes live while traffic flows.
-    source = unpack(local_registry(snap.platform, MODEL), image_a, tmp_path / "unpacked")
-    changed = tmp_path / "changed"
-    shutil.copytree(source, changed, ignore=shutil.ignore_patterns(".ai-platform"))
-    config = json.loads((changed / "generation_config.json").read_text())
-    (changed / "generation_config.json").write_text(json.dumps({**config, "ai_platform_note": "second build"}))
-    image_b = image_build.build(
-        local_registry(snap.platform, MODEL), changed, MODEL, created="2026-01-06T00:00:00Z", mtime=1767657600
-    ).digest
+    # A commit that changes only `serving`: the canary runs on a server started with the new flag (the live one
+    # has the old flag), the colour flips while traffic flows, and afterwards the live server has the new flag.
+    spec_path = own_demo_repo / f"models/{MODEL}.yaml"
+    spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+    spec["serving"]["max_model_len"] = 992  # the demo model knows 1024 positions
+    spec_path.write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    git(own_demo_repo, "commit", "--quiet", "-am", "serving: max_model_len 992")
     with Traffic(gateway, case["vars"]) as traffic:
         time.sleep(2)
-        second = local.deploy(snap, image_b, bundle_a, log=print)
+        shipped = materialize(instance, *CHAIN, "canary_eval", "deployment")
         time.sleep(3)
-    assert second.kind == "model" and second.switch_s is not None and second.switch_s < 1.0, second.switch_s
+    assert shipped.success
+    canary_log = [e.user_message for e in instance.all_logs(shipped.run_id) if e.step_key == "canary_eval"]
+    assert any("evaluating on the live" in m and "the champion as users get it" in m for m in canary_log)
+    assert not any("same release" in m for m in canary_log), "the candidate must not run on the old flags"
+    (deployed,) = shipped.asset_materializations_for_node("deployment")
+    assert deployed.metadata["kind"].value == "model", deployed.metadata
+    snap = pinned_spec(home, MODEL)
+    image_b = Records(snap.platform.artifacts()).read(ModelImage, MODEL).digest
+    second = load(home, MODEL)
+    assert second.live is not None and second.live.color == "green" and second.live.image == image_b
+    cards = httpx.get(f"{second.live.base_url}/v1/models", timeout=10).json()["data"]
+    assert cards[0]["max_model_len"] == 992
     assert set(traffic.statuses) == {200}, traffic.statuses
     assert traffic.images[image_a] and traffic.images[image_b], traffic.images
-    assert second.drained
 
     # Prompt-only: a new bundle on the same image; the same vLLM process keeps serving.
     documents = bundle.load(local_registry(snap.platform, bundle_repository(MODEL)), bundle_a)
@@ -136,7 +143,7 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     bundle_c = bundle.build(
         local_registry(snap.platform, bundle_repository(MODEL)), MODEL, [CompiledPrompt(edited, "", ())]
     ).digest
-    pid = second.state.live.pid
+    pid = second.live.pid
     third = local.deploy(snap, image_b, bundle_c, log=print)
     assert third.kind == "prompts" and third.state.live.pid == pid
     served = httpx.post(

@@ -38,8 +38,12 @@ class Backend(Protocol):
         """What the serving runtime can execute (the serving preflight); None where it cannot be probed from here."""
         ...
 
-    def serve_candidate(self, snap: SpecSnapshot, image: str, log: Log) -> AbstractContextManager[str]:
-        """A server of image `image` while the context is open; yields its base URL."""
+    def serve_candidate(
+        self, snap: SpecSnapshot, image: str, log: Log, *, champion: bool = False
+    ) -> AbstractContextManager[str]:
+        """A server of image `image` while the context is open; yields its base URL. The candidate's runs
+        this release (image, server settings, runtime: `serving/release.py`); the champion's is the live
+        server when it serves `image`, whatever settings it was started with: that is what users get."""
         ...
 
     def rollout(self, snap: SpecSnapshot, image: str, bundle: str, log: Log) -> RolloutReport:

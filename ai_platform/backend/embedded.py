@@ -21,15 +21,18 @@ class EmbeddedBackend:
         return probe(SERVE_PYTHON)
 
     @contextmanager
-    def serve_candidate(self, snap: SpecSnapshot, image: str, log: Log) -> Iterator[str]:
-        """The live color when it already serves these exact weights, else a vLLM of its own.
+    def serve_candidate(self, snap: SpecSnapshot, image: str, log: Log, *, champion: bool = False) -> Iterator[str]:
+        """The live color when it already serves this exact release, else a vLLM of its own.
 
         A prompt-only change is evaluated on the live server (no vLLM start, which takes
-        ~50 s here): the weights are the same bytes, only the requests differ.
+        ~50 s here): the weights, server settings and runtime are the same, only the requests
+        differ. A change to `serving` alone gets a server started with the new settings.
         """
         live = state.load(snap.platform.home, snap.spec.name).live
-        if live and live.image == image and healthy(live.base_url):
-            log(f"evaluating on the live {live.color} server ({image[:19]}): same weights, no new vLLM")
+        same = live is not None and (live.image == image if champion else live.release == local.release_of(snap, image))
+        if live and same and healthy(live.base_url):
+            what = "the champion as users get it" if champion else "same release"
+            log(f"evaluating on the live {live.color} server ({image[:19]}): {what}, no new vLLM")
             yield live.base_url
             return
         log_path = snap.platform.artifacts_path / "logs" / f"vllm-canary-{image[7:19]}.log"

@@ -17,8 +17,10 @@ class KubernetesBackend:
     def runtime(self) -> None:
         return None  # the GPU pool is not probed from the code location: the spec's scheme is produced
 
-    def serve_candidate(self, snap: SpecSnapshot, image: str, log: Log) -> AbstractContextManager[str]:
-        return kubernetes.candidate_server(snap, image, log=log)
+    def serve_candidate(
+        self, snap: SpecSnapshot, image: str, log: Log, *, champion: bool = False
+    ) -> AbstractContextManager[str]:
+        return kubernetes.candidate_server(snap, image, log=log, champion=champion)
 
     def rollout(self, snap: SpecSnapshot, image: str, bundle: str, log: Log) -> RolloutReport:
         done = kubernetes.apply_rollout(snap, image, bundle, log=log)

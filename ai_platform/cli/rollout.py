@@ -85,7 +85,7 @@ def shipped(platform: Platform, model: str, image: str | None, bundle: str | Non
     return image, bundle
 
 
-class NoAliases(yaml.SafeDumper):
+class NoAliases(yaml.SafeDumper):  # type: ignore[misc]  # PyYAML ships no types
     """YAML a reviewer reads top to bottom: a value used twice is written twice, never as `&id001`/`*id001`."""
 
     def ignore_aliases(self, data: object) -> bool:

@@ -30,7 +30,8 @@ from ai_platform.records import CanaryPass, ModelImage, PromptBundle
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse, insert_generations
 
-Serve = Callable[[str], AbstractContextManager[str]]  # an image digest -> a server's base URL, while open
+# An image digest and whether it is the champion's -> a server's base URL, while open
+Serve = Callable[[str, bool], AbstractContextManager[str]]
 
 
 @dataclass
@@ -174,15 +175,12 @@ def run_canary(
     """The candidate (and the live champion on `target`, if any) against the eval set, judged by the gates."""
     image, prompts = model_image.digest, bundle.digest
     live = live_champion(warehouse, snap.spec.name, target)
-    champion_needed = live is not None and live != (image, prompts)
-    with serve(image) as base_url:
+    champion = None
+    with serve(image, False) as base_url:  # a server of this release: new settings get a new server
         candidate = evaluate(snap, base_url, "challenger", image, prompts)
-        champion = None
-        if champion_needed and live and live[0] == image:  # same weights: same server, the champion's prompts
-            champion = evaluate(snap, base_url, "champion", *live)
-    if champion_needed and live and live[0] != image:
-        with serve(live[0]) as base_url:
-            champion = evaluate(snap, base_url, "champion", *live)
+        if live is not None and live != (image, prompts):
+            with serve(live[0], True) as live_url:  # the champion as users get it: usually the live server
+                champion = evaluate(snap, live_url, "champion", *live)
     verdicts = judge(snap.spec.canary.gates, candidate.metrics, champion.metrics if champion else None)
     result = CanaryResult(candidate, champion, by_metric(verdicts))
     candidate.passed = result.passed

@@ -59,7 +59,7 @@ def _messages_in_stdio() -> bool:
     """Whether the Pipes client reads this process's messages from its stdout/stderr (a Kubernetes pod's log)."""
     from dagster_pipes import PipesDefaultMessageWriter, PipesEnvVarParamsLoader
 
-    params = PipesEnvVarParamsLoader().load_messages_params()
+    params = PipesEnvVarParamsLoader().load_messages_params()  # type: ignore[no-untyped-call]
     return PipesDefaultMessageWriter.STDIO_KEY in params or PipesDefaultMessageWriter.BUFFERED_STDIO_KEY in params
 
 

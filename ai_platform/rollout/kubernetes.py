@@ -24,6 +24,7 @@ from ai_platform.image.locations import digest_tag, remote
 from ai_platform.kube import gpu_scheduling
 from ai_platform.logs import Log
 from ai_platform.serving import dashboard
+from ai_platform.serving.release import release_id
 from ai_platform.serving.state import record_live
 from ai_platform.serving.vllm import server_args
 
@@ -45,6 +46,11 @@ def labels(model: str, color: str | None = None) -> dict[str, str]:
         found["app.kubernetes.io/instance"] = f"{model}-{color}"
         found["ai-platform/color"] = color
     return found
+
+
+def release(platform: Platform, spec: ModelSpec, image: str) -> str:
+    """The release `image` is in the cluster: with the spec's server settings, on the pinned vLLM image."""
+    return release_id(image, spec.serving, vllm_image(platform))
 
 
 def vllm_image(platform: Platform) -> str:
@@ -334,7 +340,8 @@ def apply_rollout(snap: Any, image: str, bundle: str, *, log: Log, timeout_s: fl
     for manifest in plan.retire:
         _apply(api, manifest)
         log(f"{spec.name}: {manifest['metadata']['name']} paused at 0 replicas (kept for a rollback)")
-    platform.artifacts().set_ref("k8s_rollout", spec.name, {"color": color, "image": image})
+    live = {"color": color, "image": image, "release": release(platform, spec, image)}
+    platform.artifacts().set_ref("k8s_rollout", spec.name, live)
     endpoint = service_url(spec.name, ns)
     with platform.warehouse().write() as con:
         record_live(
@@ -365,20 +372,23 @@ def canary_manifests(platform: Platform, spec: ModelSpec, image_ref: str, digest
 
 
 @contextmanager
-def candidate_server(snap: Any, image: str, *, log: Log, timeout_s: float = 1800.0) -> Iterator[str]:
+def candidate_server(
+    snap: Any, image: str, *, log: Log, timeout_s: float = 1800.0, champion: bool = False
+) -> Iterator[str]:
     """The base URL of image `image` serving in the cluster, for the canary eval.
 
-    The live Service when it already serves these weights (a prompt-only change);
-    otherwise a candidate Deployment and Service, applied, waited on until ready, and
-    deleted afterwards, pass or fail.
+    The live Service when it already serves this release (a prompt-only change), or, for the
+    champion, when it serves `image`; otherwise a candidate Deployment and Service, applied, waited
+    on until rolled out, and deleted afterwards, pass or fail.
     """
     from kubernetes import client
 
     platform, spec = snap.platform, snap.spec
     ns = platform.config.kubernetes.namespace
     current = live_rollout(platform, spec.name)
-    if current and current["image"] == image:
-        log(f"evaluating on the live {current['color']} Service ({image[:19]}): same weights, no new Deployment")
+    wanted = ("image", image) if champion else ("release", release(platform, spec, image))
+    if current and current.get(wanted[0]) == wanted[1]:
+        log(f"evaluating on the live {current['color']} Service ({image[:19]}): same {wanted[0]}, no new Deployment")
         yield service_url(spec.name, ns)
         return
     manifests = canary_manifests(platform, spec, pinned_image_ref(platform, spec.name, image), image)

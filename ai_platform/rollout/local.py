@@ -26,8 +26,9 @@ from ai_platform.logs import Log
 from ai_platform.prompts import bundle as prompt_bundle
 from ai_platform.prompts.render import request_body
 from ai_platform.rollout.notify import notify
+from ai_platform.serving.release import installed_vllm, release_id
 from ai_platform.serving.state import Color, ModelState, admin_headers, gateway_url, load, record_live, save
-from ai_platform.serving.vllm import healthy, launch_image, stop_pid
+from ai_platform.serving.vllm import SERVE_PYTHON, healthy, launch_image, stop_pid
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
 
@@ -94,8 +95,14 @@ def _record(warehouse: Warehouse, snap: SpecSnapshot, new: Color, reason: str) -
         )
 
 
+def release_of(snap: SpecSnapshot, image: str) -> str:
+    """The release `image` would be on this machine: with the spec's server settings, on the serve environment."""
+    return release_id(image, snap.spec.serving, installed_vllm(SERVE_PYTHON))
+
+
 def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary passed", log: Log = print) -> Rollout:
     platform, model, home = snap.platform, snap.spec.name, snap.platform.home
+    release = release_of(snap, image)
     warehouse = platform.warehouse()
     db = warehouse.location
     threshold, inbox = platform.config.feedback.trust_threshold, str(platform.inbox_path)
@@ -114,7 +121,7 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
     bundle_layout = local_registry(platform, bundle_repository(model))
     documents = prompt_bundle.load(bundle_layout, bundle)
     live = state.live
-    if live and live.image == image and healthy(live.base_url):
+    if live and live.release == release and healthy(live.base_url):
         if live.bundle == bundle:
             if state != load(home, model, db):  # the same release, new settings (guards, trust threshold, ...)
                 save(home, state)
@@ -129,7 +136,9 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
         return Rollout(state, "prompts", None, True)
 
     color = state.idle_color
-    log(f"starting {color} for {image[:19]}")
+    if live and live.image == image:
+        reason = f"{reason}: server settings or runtime changed"
+    log(f"starting {color} for {image[:19]} (release {release[7:19]})")
     server = launch_image(
         platform,
         snap.spec,
@@ -138,7 +147,7 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
         on_log=log,
         log_path=platform.artifacts_path / "logs" / f"vllm-{model}-{color}.log",
     )
-    new = Color(color, server.base_url, server.pid, image, bundle, str(bundle_layout.root), uuid.uuid4().hex)
+    new = Color(color, server.base_url, server.pid, image, bundle, str(bundle_layout.root), uuid.uuid4().hex, release)
     try:
         _warm(new, snap, documents)
     except (httpx.HTTPError, ServingError) as exc:

@@ -28,6 +28,7 @@ class Color:
     bundle: str  # manifest digest of the prompt bundle
     bundle_layout: str  # where the gateway loads the bundle from
     deployment_id: str
+    release: str = ""  # serving/release.py: image, server settings, runtime ("" from an older platform)
 
 
 # Fields a state file written by an older platform may lack: they take their defaults.
