@@ -6,6 +6,7 @@ from ai_platform.evaluation.report import comparison, latency_histogram, latency
 from ai_platform.evaluation.scoring import METRICS
 from ai_platform.evaluation.stage import record, run_canary
 from ai_platform.records import ModelImage, PromptBundle
+from ai_platform.rollout.notify import notify
 from assets import versions
 from assets.execution import ExecutionBackend
 from assets.partitions import models_partitions
@@ -44,6 +45,13 @@ def canary_eval(
     )
     records.publish(result.record, snap.spec.name, passed=result.passed)  # the rollout's only input
     record(warehouse, snap, result, target=backend.target, idle_color=backend.idle_color(snap))
+    if not result.passed:  # the same words from either backend, as a rollout's
+        failed = ", ".join(sorted(m for m, v in result.verdicts.items() if not v.passed))
+        notify(
+            f"{snap.spec.name}: canary rejected image {image.digest[:19]}, prompts {bundle.digest[:19]}"
+            f" (gates failed: {failed}); what is live stays live",
+            context.log.info,
+        )
     candidate, champion = result.candidate, result.champion
     checks = []
     for metric in METRICS:

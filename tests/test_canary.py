@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import dagster as dg
@@ -14,6 +17,7 @@ from conftest import MODEL, SERVE_PYTHON, materialize
 
 from ai_platform.platform_repo import git
 from ai_platform.rollout import local
+from ai_platform.rollout.notify import ENV
 from ai_platform.serving import state as rollout_state
 from ai_platform.warehouse import Warehouse
 from assets import SHIP_CHAIN
@@ -24,6 +28,28 @@ pytestmark = [
     pytest.mark.skipif(not SERVE_PYTHON.is_file(), reason="serve environment missing; `make envs` creates it"),
 ]
 CHAIN = SHIP_CHAIN[: SHIP_CHAIN.index("deployment")]  # everything up to the rollout
+
+
+@pytest.fixture
+def webhook(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """A webhook receiver on 127.0.0.1 (a stand-in for Slack's incoming webhook): the texts it was sent."""
+    received: list[str] = []
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"])))["text"])
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv(ENV, f"http://127.0.0.1:{server.server_address[1]}/hook")
+    yield received
+    server.shutdown()
 
 
 def gate_results(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
@@ -73,7 +99,7 @@ def random_candidate(repo: Path, demo_model_dir: Path) -> None:
 
 
 def test_degenerate_candidate_fails_named_gates_and_the_incumbent_stays_live(
-    instance, own_demo_repo: Path, demo_model_dir: Path, tmp_path: Path
+    instance, own_demo_repo: Path, demo_model_dir: Path, tmp_path: Path, webhook: list[str]
 ) -> None:
     home = tmp_path / "home"
     try:
@@ -100,5 +126,8 @@ def test_degenerate_candidate_fails_named_gates_and_the_incumbent_stays_live(
         _, deployments = warehouse.query("SELECT status, reason FROM deployments ORDER BY started_at")
         assert [d[0] for d in deployments] == ["live", "rejected"]
         assert deployments[1][1].startswith("canary gates failed: ") and "task_recall" in deployments[1][1]
+        # the webhook heard both: the incumbent going live, then the candidate's rejection and why
+        assert len(webhook) == 2 and f"live on {live.color}" in webhook[0], webhook
+        assert "canary rejected" in webhook[1] and "task_recall" in webhook[1], webhook
     finally:
         local.stop(home, MODEL, log=lambda _: None)

@@ -137,13 +137,28 @@ def test_the_canary_candidate_has_its_own_deployment_and_service_that_users_neve
 
 
 def test_a_prompt_only_canary_on_kubernetes_uses_the_live_service(demo_repo: Path, tmp_path: Path) -> None:
+    from ai_platform.rollout.kubernetes import release
+
     platform = load_platform(demo_repo, home=tmp_path)
-    snap = SimpleNamespace(platform=platform, spec=platform.model(MODEL))
-    FolderStore(platform.artifacts_path).set_ref("k8s_rollout", MODEL, {"color": "green", "image": DIGEST})
+    spec = platform.model(MODEL)
+    snap = SimpleNamespace(platform=platform, spec=spec)
+    live = {"color": "green", "image": DIGEST, "release": release(platform, spec, DIGEST)}
+    FolderStore(platform.artifacts_path).set_ref("k8s_rollout", MODEL, live)
     logged: list[str] = []
-    with candidate_server(snap, DIGEST, log=logged.append) as url:  # same weights: no cluster call at all
+    with candidate_server(snap, DIGEST, log=logged.append) as url:  # same release: no cluster call at all
         assert url == f"http://{MODEL}.{platform.config.kubernetes.namespace}.svc.cluster.local"
     assert "live green Service" in logged[0]
+
+    # the same image under other server settings is another release: the candidate needs its own Deployment
+    # (here its image reference fails first: the demo's registry is on disk); the champion is still the live one
+    FolderStore(platform.artifacts_path).set_ref("k8s_rollout", MODEL, {**live, "release": "sha256:" + "0" * 64})
+    with (
+        pytest.raises(ServingError, match="a cluster pulls images from a registry"),
+        candidate_server(snap, DIGEST, log=logged.append),
+    ):
+        pass
+    with candidate_server(snap, DIGEST, log=logged.append, champion=True) as url:
+        assert url.startswith(f"http://{MODEL}.")
 
 
 @pytest.mark.k8s
@@ -280,3 +295,20 @@ def test_after_a_switch_the_old_colour_keeps_its_objects_but_no_gpus(demo_repo: 
     assert retired["metadata"]["annotations"] == {PAUSED_REPLICAS: "0"}  # KEDA scales blue to 0 and holds it
     first = switch(platform, platform.model(MODEL), ref, "sha256:" + "cd" * 32, color="blue", old=None)
     assert first.retire == []
+
+
+def test_rollback_on_kubernetes_returns_to_what_was_live_before_the_last_switch() -> None:
+    from ai_platform.rollout.kubernetes import next_live, rollback_target
+
+    with pytest.raises(ServingError, match="nothing to roll back to"):
+        rollback_target(None, MODEL)
+    first = next_live(None, "blue", "sha256:" + "1" * 64, "sha256:" + "b1" * 32, "r1")
+    with pytest.raises(ServingError, match="nothing to roll back to"):
+        rollback_target(first, MODEL)
+    second = next_live(first, "green", "sha256:" + "2" * 64, "sha256:" + "b2" * 32, "r2")
+    target = rollback_target(second, MODEL)
+    assert (target["color"], target["image"], target["bundle"]) == ("blue", "sha256:" + "1" * 64, "sha256:" + "b1" * 32)
+    # the rollback is a switch back to blue; rolling back again returns to green
+    back = next_live(second, "blue", target["image"], target["bundle"], "r1")
+    assert rollback_target(back, MODEL)["image"] == "sha256:" + "2" * 64
+    assert "previous" not in back["previous"], "the ref keeps one step of history, not a chain"

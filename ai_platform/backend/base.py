@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ai_platform.logs import Log
+from ai_platform.rollout.notify import notify
 from ai_platform.serving.runtime import Runtime
 from ai_platform.specs import SpecSnapshot
 
@@ -29,6 +30,24 @@ class RolloutReport:
     bundle: str
     endpoint: str
     details: dict[str, str | int | float | bool] = field(default_factory=dict)  # backend-specific figures
+
+    def announcement(self, model: str) -> str | None:
+        """The webhook's text for this rollout (None: nothing changed, nothing to say)."""
+        switch = f"; switch took {self.details['switch_ms']:.0f} ms" if "switch_ms" in self.details else ""
+        return {
+            "model": f"{model}: image {self.image[:19]} live on {self.color}{switch}",
+            "prompts": f"{model}: prompts {self.bundle[:19]} live on {self.color}"
+            f" (image {self.image[:19]}, no restart)",
+            "rollback": f"{model}: rolled back to image {self.image[:19]}, prompts {self.bundle[:19]} on {self.color}",
+        }.get(self.kind)
+
+
+def announce(model: str, report: RolloutReport, log: Log) -> RolloutReport:
+    """Tell the rollout webhook, the same words from either backend (a failed delivery never fails a rollout)."""
+    text = report.announcement(model)
+    if text:
+        notify(text, log)
+    return report
 
 
 class Backend(Protocol):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ai_platform.backend.base import RolloutReport
+from ai_platform.backend.base import RolloutReport, announce
 from ai_platform.logs import Log
 from ai_platform.rollout import local
 from ai_platform.serving import state
@@ -42,10 +42,10 @@ class EmbeddedBackend:
             yield server.base_url
 
     def rollout(self, snap: SpecSnapshot, image: str, bundle: str, log: Log) -> RolloutReport:
-        return _report(snap, local.deploy(snap, image, bundle, log=log))
+        return announce(snap.spec.name, _report(snap, local.deploy(snap, image, bundle, log=log)), log)
 
     def rollback(self, snap: SpecSnapshot, log: Log) -> RolloutReport:
-        return _report(snap, local.rollback(snap, log=log))
+        return announce(snap.spec.name, _report(snap, local.rollback(snap, log=log)), log)
 
     def stop(self, snap: SpecSnapshot, log: Log) -> None:
         local.stop(snap.platform.home, snap.spec.name, log=log)

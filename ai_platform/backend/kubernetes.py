@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 
-from ai_platform.backend.base import RolloutReport
+from ai_platform.backend.base import RolloutReport, announce
 from ai_platform.errors import ServingError
 from ai_platform.logs import Log
 from ai_platform.rollout import kubernetes
@@ -25,12 +25,16 @@ class KubernetesBackend:
     def rollout(self, snap: SpecSnapshot, image: str, bundle: str, log: Log) -> RolloutReport:
         done = kubernetes.apply_rollout(snap, image, bundle, log=log)
         details: dict[str, str | int | float | bool] = {"image_ref": done["image_ref"], "namespace": done["namespace"]}
-        return RolloutReport("model", done["color"], image, bundle, done["endpoint"], details)
+        report = RolloutReport("model", done["color"], image, bundle, done["endpoint"], details)
+        return announce(snap.spec.name, report, log)
 
     def rollback(self, snap: SpecSnapshot, log: Log) -> RolloutReport:
-        raise ServingError(
-            f"{snap.spec.name}: rollback on Kubernetes is not built yet; apply the previous image's"
-            " manifests (`ai-platform rollout render`) to return to it"
+        target = kubernetes.rollback_target(kubernetes.live_rollout(snap.platform, snap.spec.name), snap.spec.name)
+        image, bundle = target["image"], target["bundle"]
+        done = kubernetes.apply_rollout(snap, image, bundle, log=log, reason=f"rollback to {image[:19]}")
+        details: dict[str, str | int | float | bool] = {"image_ref": done["image_ref"], "namespace": done["namespace"]}
+        return announce(
+            snap.spec.name, RolloutReport("rollback", done["color"], image, bundle, done["endpoint"], details), log
         )
 
     def stop(self, snap: SpecSnapshot, log: Log) -> None:

@@ -320,9 +320,26 @@ def switch(platform: Platform, spec: ModelSpec, image_ref: str, bundle: str, col
     return Switch(manifests, route, retire)
 
 
-def apply_rollout(snap: Any, image: str, bundle: str, *, log: Log, timeout_s: float = 1800.0) -> dict[str, Any]:
+def next_live(current: dict[str, Any] | None, color: str, image: str, bundle: str, release: str) -> dict[str, Any]:
+    """The `k8s_rollout` ref after a switch to `color`: what is live, and what was (the rollback's target)."""
+    previous = {k: current[k] for k in ("color", "image", "bundle", "release") if k in current} if current else None
+    return {"color": color, "image": image, "bundle": bundle, "release": release, "previous": previous}
+
+
+def rollback_target(current: dict[str, Any] | None, model: str) -> dict[str, Any]:
+    """The image and bundle a rollback returns to: what was live before the last switch."""
+    previous = (current or {}).get("previous")
+    if not previous or "bundle" not in previous:
+        raise ServingError(f"{model}: nothing to roll back to on Kubernetes (no previous rollout recorded)")
+    return dict(previous)
+
+
+def apply_rollout(
+    snap: Any, image: str, bundle: str, *, log: Log, reason: str = "canary passed", timeout_s: float = 1800.0
+) -> dict[str, Any]:
     """Server-side apply the idle color, wait until it has rolled out, flip the Service, and pause the old
-    color at 0 replicas (its objects stay, for a rollback)."""
+    color at 0 replicas (its objects stay, for a rollback). A rollback is this switch back to the previous
+    image and bundle."""
     from kubernetes import client
 
     platform, spec = snap.platform, snap.spec
@@ -340,7 +357,7 @@ def apply_rollout(snap: Any, image: str, bundle: str, *, log: Log, timeout_s: fl
     for manifest in plan.retire:
         _apply(api, manifest)
         log(f"{spec.name}: {manifest['metadata']['name']} paused at 0 replicas (kept for a rollback)")
-    live = {"color": color, "image": image, "release": release(platform, spec, image)}
+    live = next_live(current, color, image, bundle, release(platform, spec, image))
     platform.artifacts().set_ref("k8s_rollout", spec.name, live)
     endpoint = service_url(spec.name, ns)
     with platform.warehouse().write() as con:
@@ -352,7 +369,7 @@ def apply_rollout(snap: Any, image: str, bundle: str, *, log: Log, timeout_s: fl
             color=color,
             image=image,
             bundle=bundle,
-            reason="canary passed",
+            reason=reason,
             endpoint=endpoint,
         )
     return {"color": color, "image": image, "bundle": bundle, "image_ref": ref, "namespace": ns, "endpoint": endpoint}

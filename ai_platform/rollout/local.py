@@ -25,7 +25,6 @@ from ai_platform.image.locations import bundle_repository, local_registry
 from ai_platform.logs import Log
 from ai_platform.prompts import bundle as prompt_bundle
 from ai_platform.prompts.render import request_body
-from ai_platform.rollout.notify import notify
 from ai_platform.serving.release import installed_vllm, release_id
 from ai_platform.serving.state import Color, ModelState, admin_headers, gateway_url, load, record_live, save
 from ai_platform.serving.vllm import SERVE_PYTHON, healthy, launch_image, stop_pid
@@ -132,7 +131,6 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
         save(home, state)
         _reload_gateway(home, log)
         _record(warehouse, snap, new, f"{reason}: prompt bundle reloaded, vLLM not restarted")
-        notify(f"{model}: prompts {bundle[:19]} live on {new.color} (image {image[:19]}, no restart)", log)
         return Rollout(state, "prompts", None, True)
 
     color = state.idle_color
@@ -166,7 +164,6 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
         stop_pid(live.pid)
         log(f"{live.color} ({live.image[:19]}) drained and stopped")
     _record(warehouse, snap, new, reason)
-    notify(f"{model}: {image[:19]} live on {color} ({reason}); switch took {switch_s * 1000:.0f} ms", log)
     return Rollout(state, "model", switch_s, drained)
 
 
