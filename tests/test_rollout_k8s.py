@@ -101,7 +101,7 @@ def test_render_cli_writes_one_file_per_manifest(demo_repo: Path, tmp_path: Path
     done = render_cli(demo_repo, tmp_path, "--image", image)
     assert done.returncode == 0, done.stderr
     files = sorted(tmp_path.glob("*.yaml"))
-    assert len(files) == 6  # with the dashboard ConfigMap
+    assert len(files) == 9  # with the dashboard ConfigMap and the run pods' ServiceAccount, Role and RoleBinding
     for path in files:
         text = path.read_text()
         assert "&id" not in text and "*id" not in text, f"{path.name}: YAML anchors"

@@ -44,6 +44,7 @@ def rollout_stop(args: argparse.Namespace) -> None:
 
 def rollout_render(args: argparse.Namespace) -> None:
     from ai_platform.config import load_platform
+    from ai_platform.rollout import rbac
     from ai_platform.rollout.kubernetes import render
 
     platform = load_platform(
@@ -52,6 +53,7 @@ def rollout_render(args: argparse.Namespace) -> None:
     spec = platform.model(args.model)
     image_ref, bundle = shipped(platform, spec.name, args.image, args.bundle)
     manifests = render(platform, spec, image_ref, bundle, args.color, args.live or args.color)
+    manifests += rbac.manifests(platform)  # the run pods' account: applied once by an admin, not by a rollout
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
