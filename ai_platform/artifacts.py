@@ -65,6 +65,10 @@ class ArtifactStore(Protocol):
 
     def ref(self, stage: str, partition: str) -> dict[str, Any]: ...
 
+    def refs(self, stage: str) -> dict[str, dict[str, Any]]:
+        """Every partition's ref of `stage`, by partition."""
+        ...
+
     def keep_folder(self, folder: Path) -> str:
         """Keep a folder's files; the answer is what a record stores and `folder` resolves."""
         ...
@@ -112,6 +116,9 @@ class FolderStore:
             raise MissingArtifactError(f"{stage} has not been materialized for '{partition}' yet")
         record: dict[str, Any] = json.loads(path.read_bytes())
         return record
+
+    def refs(self, stage: str) -> dict[str, dict[str, Any]]:
+        return {p.stem: json.loads(p.read_bytes()) for p in sorted((self.root / "refs" / stage).glob("*.json"))}
 
     def keep_folder(self, folder: Path) -> str:
         """On one machine the folder itself is kept: weights are not copied."""

@@ -16,14 +16,15 @@ from ai_platform.warehouse import at
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def start(home: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """Start a gateway over `home`; its process and URL once /healthz answers (its log: home/gateway-PORT.log)."""
+def start(home: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
+    """Start a gateway over `home` (`extra`: more `serve` options); its process and URL once /healthz answers
+    (its log: home/gateway-PORT.log)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     log = (home / f"gateway-{port}.log").open("wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "ai_platform.cli", "serve", "--home", str(home), "--port", str(port)],
+        [sys.executable, "-m", "ai_platform.cli", "serve", "--home", str(home), "--port", str(port), *extra],
         stdout=log,
         stderr=subprocess.STDOUT,
         cwd=ROOT,

@@ -25,7 +25,7 @@ class KubernetesBackend:
     def rollout(self, snap: SpecSnapshot, image: str, bundle: str, log: Log) -> RolloutReport:
         done = kubernetes.apply_rollout(snap, image, bundle, log=log)
         details: dict[str, str | int | float | bool] = {"image_ref": done["image_ref"], "namespace": done["namespace"]}
-        report = RolloutReport("model", done["color"], image, bundle, done["endpoint"], details)
+        report = RolloutReport(done["kind"], done["color"], image, bundle, done["endpoint"], details)
         return announce(snap.spec.name, report, log)
 
     def rollback(self, snap: SpecSnapshot, log: Log) -> RolloutReport:

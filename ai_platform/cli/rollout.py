@@ -18,8 +18,9 @@ def serve(args: argparse.Namespace) -> None:
     from ai_platform.serving.gateway import serve as run_gateway
 
     home = home_of(args)
-    print(f"gateway on http://{args.host}:{args.port} (state in {home}/rollout); Ctrl-C stops it", file=sys.stderr)
-    run_gateway(home, args.host, args.port)
+    follows = f"rollouts kept in {args.states_from}" if args.states_from else f"state in {home}/rollout"
+    print(f"gateway on http://{args.host}:{args.port} ({follows}); Ctrl-C stops it", file=sys.stderr)
+    run_gateway(home, args.host, args.port, states_from=args.states_from)
 
 
 def rollout_rollback(args: argparse.Namespace) -> None:
@@ -100,6 +101,11 @@ def add(areas: Areas) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
+    p.add_argument(
+        "--states-from",
+        metavar="REGISTRY_URL",
+        help="follow a cluster's rollouts kept in this registry (platform.yaml's registry.url) instead of the home",
+    )
 
     rollout = areas.add_parser("rollout", help="blue/green rollouts").add_subparsers(dest="command", required=True)
     p = command(rollout, "rollback", rollout_rollback, "return a model to its previous image and prompts")

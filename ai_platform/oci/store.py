@@ -24,7 +24,7 @@ from typing import Any
 from ai_platform.artifacts import atomic_write, canonical_json, sha256_hex
 from ai_platform.errors import ImageError, MissingArtifactError
 from ai_platform.oci.layout import EMPTY, MANIFEST, OciLayout
-from ai_platform.oci.registry import Reference, RegistryClient, manifest_bytes
+from ai_platform.oci.registry import Reference, RegistryClient, manifest_bytes, pull
 
 REPOSITORY = "ai-platform-artifacts"
 RECORD = "application/vnd.ai-platform.record.v1+json"
@@ -90,6 +90,27 @@ class RegistryStore:
             raise ImageError(f"{self.where}:{_tag(stage, partition)} is not a stage record")
         record: dict[str, Any] = self.get_json(_hex(layers[0]["digest"]))
         return record
+
+    def refs(self, stage: str) -> dict[str, dict[str, Any]]:
+        repo = self.reference.repository
+        listed = self.client.retrying(
+            lambda: self.client.request("GET", f"/v2/{repo}/tags/list", expect=(200, 404), params={"n": 10000}),
+            f"GET tags of {self.where}",
+        )
+        tags = (listed.json().get("tags") or []) if listed.status_code == 200 else []
+        prefix = f"{stage}."
+        return {t[len(prefix) :]: self.ref(stage, t[len(prefix) :]) for t in sorted(tags) if t.startswith(prefix)}
+
+    def fetch(self, reference: str) -> OciLayout:
+        """Any artifact of this registry (`HOST/REPO@sha256:…`, e.g. a prompt bundle), pulled into this machine's
+        cache layout with every byte held to its digest; the layout to read it from."""
+        ref = Reference.parse(reference)
+        if ref.host != self.reference.host or ref.digest is None:
+            raise ImageError(f"{reference}: not an artifact of {self.reference.host} named by digest")
+        layout = OciLayout(self.cache.root / "pulled" / ref.repository)
+        if not layout.has_blob(ref.digest):
+            pull(ref, layout, tag=ref.digest.replace(":", "-"), insecure=self.client.base.startswith("http://"))
+        return layout
 
     # -- folders
 

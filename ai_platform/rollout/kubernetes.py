@@ -20,12 +20,12 @@ from typing import Any
 
 from ai_platform.config import PINNED_IMAGE, ModelSpec, Platform
 from ai_platform.errors import MissingArtifactError, ServingError
-from ai_platform.image.locations import digest_tag, remote
+from ai_platform.image.locations import bundle_repository, digest_tag, remote
 from ai_platform.kube import gpu_scheduling
 from ai_platform.logs import Log
 from ai_platform.serving import dashboard
 from ai_platform.serving.release import release_id
-from ai_platform.serving.state import record_live
+from ai_platform.serving.state import GATEWAY_STATE, Color, ModelState, record_live, settings
 from ai_platform.serving.vllm import server_args
 
 PORT = 8000
@@ -340,14 +340,52 @@ def apply_rollout(
     """Server-side apply the idle color, wait until it has rolled out, flip the Service, and pause the old
     color at 0 replicas (its objects stay, for a rollback). A rollback is this switch back to the previous
     image and bundle."""
-    from kubernetes import client
-
     platform, spec = snap.platform, snap.spec
     current = live_rollout(platform, spec.name)
-    color = idle_color(current)
     ref = pinned_image_ref(platform, spec.name, image)
+    ns, this_release = platform.config.kubernetes.namespace, release(platform, spec, image)
+    if current and current.get("release") == this_release:  # prompts only: vLLM stays as it is
+        color, kind = current["color"], "prompts"
+        log(f"{spec.name}: same release on {color}; the gateway replicas pick up prompts {bundle[:19]}")
+    else:
+        color, kind = idle_color(current), "model"
+        _switch(platform, spec, ref, bundle, color, current["color"] if current else None, log, timeout_s)
+    live = next_live(current, color, image, bundle, this_release)
+    deployment_id = uuid.uuid4().hex
+    store = platform.artifacts()
+    store.set_ref("k8s_rollout", spec.name, live)
+    store.set_ref(GATEWAY_STATE, spec.name, gateway_state(platform, spec, live, deployment_id).to_json())
+    endpoint = service_url(spec.name, ns)
+    with platform.warehouse().write() as con:
+        record_live(
+            con,
+            deployment_id=deployment_id,
+            model=spec.name,
+            target="kubernetes",
+            color=color,
+            image=image,
+            bundle=bundle,
+            reason=reason,
+            endpoint=endpoint,
+        )
+    return {
+        "kind": kind,
+        "color": color,
+        "image": image,
+        "bundle": bundle,
+        "image_ref": ref,
+        "namespace": ns,
+        "endpoint": endpoint,
+    }
+
+
+def _switch(
+    platform: Platform, spec: ModelSpec, ref: str, bundle: str, color: str, old: str | None, log: Log, timeout_s: float
+) -> None:
+    from kubernetes import client
+
     api = _client()
-    plan = switch(platform, spec, ref, bundle, color, current["color"] if current else None)
+    plan = switch(platform, spec, ref, bundle, color, old)
     for manifest in plan.start:
         _apply(api, manifest)
     name, ns = f"{spec.name}-{color}", platform.config.kubernetes.namespace
@@ -357,22 +395,26 @@ def apply_rollout(
     for manifest in plan.retire:
         _apply(api, manifest)
         log(f"{spec.name}: {manifest['metadata']['name']} paused at 0 replicas (kept for a rollback)")
-    live = next_live(current, color, image, bundle, release(platform, spec, image))
-    platform.artifacts().set_ref("k8s_rollout", spec.name, live)
-    endpoint = service_url(spec.name, ns)
-    with platform.warehouse().write() as con:
-        record_live(
-            con,
-            deployment_id=uuid.uuid4().hex,
-            model=spec.name,
-            target="kubernetes",
-            color=color,
-            image=image,
-            bundle=bundle,
-            reason=reason,
-            endpoint=endpoint,
-        )
-    return {"color": color, "image": image, "bundle": bundle, "image_ref": ref, "namespace": ns, "endpoint": endpoint}
+
+
+def gateway_state(platform: Platform, spec: ModelSpec, live: dict[str, Any], deployment_id: str) -> ModelState:
+    """What the cluster's gateway replicas follow (`ai-platform serve --states-from REGISTRY`): the model's
+    Service (which colour it selects is the Service's business), the prompt bundle in the registry by digest,
+    and the gateway settings from platform.yaml and the spec."""
+    bundle = remote(platform, bundle_repository(spec.name), digest_tag(live["bundle"]))
+    if bundle is None:
+        raise ServingError("registry.url is an OCI layout on disk; a cluster's gateway pulls bundles from a registry")
+    upstream = Color(
+        live["color"],
+        service_url(spec.name, platform.config.kubernetes.namespace),
+        0,  # no process of ours: the Service and its pods
+        live["image"],
+        live["bundle"],
+        f"{bundle.host}/{bundle.repository}@{live['bundle']}",
+        deployment_id,
+        live["release"],
+    )
+    return ModelState(spec.name, live=upstream, **settings(platform, spec, local=False))
 
 
 def canary_manifests(platform: Platform, spec: ModelSpec, image_ref: str, digest: str) -> list[dict[str, Any]]:

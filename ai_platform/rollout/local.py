@@ -26,7 +26,16 @@ from ai_platform.logs import Log
 from ai_platform.prompts import bundle as prompt_bundle
 from ai_platform.prompts.render import request_body
 from ai_platform.serving.release import installed_vllm, release_id
-from ai_platform.serving.state import Color, ModelState, admin_headers, gateway_url, load, record_live, save
+from ai_platform.serving.state import (
+    Color,
+    ModelState,
+    admin_headers,
+    gateway_url,
+    load,
+    record_live,
+    save,
+    settings,
+)
 from ai_platform.serving.vllm import SERVE_PYTHON, healthy, launch_image, stop_pid
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
@@ -104,19 +113,7 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
     release = release_of(snap, image)
     warehouse = platform.warehouse()
     db = warehouse.location
-    threshold, inbox = platform.config.feedback.trust_threshold, str(platform.inbox_path)
-    corpus = platform.config.feedback.retrieval_corpus
-    state = replace(
-        load(home, model, db),
-        warehouse=db,
-        trust_threshold=threshold,
-        inbox=inbox,
-        retrieval_corpus=str(platform.file(corpus)) if corpus else "",
-        guards=snap.spec.guards.model_dump(mode="json"),
-        keys_file=str(platform.gateway_keys_path),
-        window_storage=platform.config.gateway.window_storage,
-        admission=snap.spec.serving.admission.model_dump(mode="json"),
-    )
+    state = replace(load(home, model, db), **settings(platform, snap.spec))
     bundle_layout = local_registry(platform, bundle_repository(model))
     documents = prompt_bundle.load(bundle_layout, bundle)
     live = state.live

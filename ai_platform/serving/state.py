@@ -12,7 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ai_platform.artifacts import atomic_write
+from ai_platform.artifacts import ArtifactStore, atomic_write
+from ai_platform.config import ModelSpec, Platform
 
 COLORS = ("blue", "green")
 GATEWAY_URL_FILE = "gateway.url"  # written by `ai-platform serve` under <home>/rollout
@@ -98,6 +99,32 @@ def load_all(home: Path) -> dict[str, ModelState]:
     return {
         p.stem: ModelState.from_json(json.loads(p.read_text(encoding="utf-8"))) for p in sorted(folder.glob("*.json"))
     }
+
+
+def settings(platform: Platform, spec: ModelSpec, *, local: bool = True) -> dict[str, Any]:
+    """What a rollout tells the gateway besides the live colour: platform.yaml's and the spec's gateway settings.
+    `local`: paths of this machine (inbox, retrieval corpus, key file); a cluster's gateway has none of them
+    (its key file is mounted at its home's default place; labels and the re-ask corpus are not wired there)."""
+    feedback = platform.config.feedback
+    corpus = feedback.retrieval_corpus
+    return {
+        "warehouse": platform.warehouse().location,
+        "trust_threshold": feedback.trust_threshold,
+        "inbox": str(platform.inbox_path) if local else "",
+        "retrieval_corpus": str(platform.file(corpus)) if corpus and local else "",
+        "guards": spec.guards.model_dump(mode="json"),
+        "keys_file": str(platform.gateway_keys_path) if local else "",
+        "window_storage": platform.config.gateway.window_storage,
+        "admission": spec.serving.admission.model_dump(mode="json"),
+    }
+
+
+GATEWAY_STATE = "gateway_state"  # the artifact-store stage under which a cluster's rollouts keep ModelStates
+
+
+def load_from(store: ArtifactStore) -> dict[str, ModelState]:
+    """The rollout states a cluster's rollouts keep in the artifact store (every gateway replica reads them)."""
+    return {model: ModelState.from_json(record) for model, record in store.refs(GATEWAY_STATE).items()}
 
 
 def save(home: Path, state: ModelState) -> None:

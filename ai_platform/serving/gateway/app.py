@@ -43,6 +43,7 @@ from ai_platform.config import Admission
 from ai_platform.errors import PlatformError
 from ai_platform.evaluation.injection import injection_score
 from ai_platform.oci.layout import OciLayout
+from ai_platform.oci.store import RegistryStore
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import version_of
 from ai_platform.prompts.render import check_reply, request_body
@@ -55,7 +56,15 @@ from ai_platform.serving.gateway.keys import KeyRing, Refused, new_key
 from ai_platform.serving.gateway.labels import accept_label, append_label
 from ai_platform.serving.gateway.metrics import CONTENT_TYPE, Metrics
 from ai_platform.serving.gateway.scoring import TrustChampions, score_reply
-from ai_platform.serving.state import ADMIN_KEY_FILE, GATEWAY_URL_FILE, Color, ModelState, load_all, state_dir
+from ai_platform.serving.state import (
+    ADMIN_KEY_FILE,
+    GATEWAY_URL_FILE,
+    Color,
+    ModelState,
+    load_all,
+    load_from,
+    state_dir,
+)
 from ai_platform.trust.model import TrustModel
 from ai_platform.trust.rag import KeywordRetriever, with_context
 
@@ -64,8 +73,17 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 class Gateway:
-    def __init__(self, home: Path, keys_file: Path | None = None, local_admin: str | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        keys_file: Path | None = None,
+        local_admin: str | None = None,
+        states_from: RegistryStore | None = None,
+    ) -> None:
         self.home = Path(home)
+        # Where the rollout states are: files under the home (this machine's rollouts), or, in a cluster, the
+        # artifact store in the registry, with each prompt bundle pulled from it by digest
+        self.states_from = states_from
         self.states: dict[str, ModelState] = {}
         self.bundles: dict[str, dict[str, dict[str, Any]]] = {}  # digest -> prompt name -> document
         self.metrics = Metrics()
@@ -123,12 +141,14 @@ class Gateway:
         return endpoint
 
     def reload(self) -> dict[str, str]:
-        states = load_all(self.home)
+        states = load_from(self.states_from) if self.states_from else load_all(self.home)
         before = {m: s.live.base_url for m, s in self.states.items() if s.live}
         after = {m: s.live.base_url for m, s in states.items() if s.live}
         for state in states.values():
             if state.live and state.live.bundle not in self.bundles:
-                self.bundles[state.live.bundle] = bundle.load(OciLayout(state.live.bundle_layout), state.live.bundle)
+                where = state.live.bundle_layout  # a folder here; `HOST/REPO@sha256:…` in a cluster
+                layout = self.states_from.fetch(where) if self.states_from else OciLayout(where)
+                self.bundles[state.live.bundle] = bundle.load(layout, state.live.bundle)
         self.metrics.switched(sum(before.get(m) != url for m, url in after.items()))
         for state in states.values():
             self.trust[state.model] = self.champions.champion(state.warehouse)
@@ -593,13 +613,13 @@ def default_keys_file(home: Path) -> Path:
     return Path(home) / "gateway" / "keys.json"
 
 
-def create_app(home: Path, keys_file: Path | None = None) -> Starlette:
+def create_app(home: Path, keys_file: Path | None = None, states_from: RegistryStore | None = None) -> Starlette:
     """The gateway app; it writes a fresh local admin key (owner-only) for rollouts on this machine."""
     local_admin = new_key()
     admin_file = state_dir(home) / ADMIN_KEY_FILE
     atomic_write(admin_file, local_admin.encode())
     os.chmod(admin_file, 0o600)
-    gateway = Gateway(home, keys_file, local_admin)
+    gateway = Gateway(home, keys_file, local_admin, states_from)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -630,8 +650,9 @@ def create_app(home: Path, keys_file: Path | None = None) -> Starlette:
     return app
 
 
-def serve(home: Path, host: str = "127.0.0.1", port: int = 8080) -> None:
-    """Run the gateway until interrupted; its URL is written where rollouts look for it."""
+def serve(home: Path, host: str = "127.0.0.1", port: int = 8080, states_from: str | None = None) -> None:
+    """Run the gateway until interrupted; its URL is written where rollouts look for it. `states_from`, a
+    registry URL (platform.yaml's registry.url), makes it follow a cluster's rollouts kept there."""
     import uvicorn
 
     marker = state_dir(home) / GATEWAY_URL_FILE
@@ -642,6 +663,8 @@ def serve(home: Path, host: str = "127.0.0.1", port: int = 8080) -> None:
     ACCESS.addHandler(access)
     ACCESS.propagate = False
     try:
-        uvicorn.run(create_app(Path(home)), host=host, port=port, log_level="warning", access_log=False)
+        store = RegistryStore(states_from, Path(home) / "artifacts") if states_from else None
+        app = create_app(Path(home), states_from=store)
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
     finally:
         marker.unlink(missing_ok=True)
