@@ -108,8 +108,21 @@ class Autoscaling(Strict):
     prometheus_url: str = "http://prometheus-operated.monitoring.svc:9090"
 
 
+class ClusterGateway(Strict):
+    """The gateway in the cluster: replicas of the code-location image running `ai-platform serve --states-from`."""
+
+    image: str | None = None  # the code-location image (deploy/docker/code-location.Dockerfile), pinned by digest
+    replicas: int = Field(default=2, ge=2)  # two at least: a PodDisruptionBudget keeps one while nodes drain
+    max_replicas: int = Field(default=8, ge=2)
+    cpu_utilization: int = Field(default=70, ge=10, le=100)  # the HPA's target, percent of the CPU request
+
+
 class Kubernetes(Strict):
     namespace: str = "ai-platform"
+    gateway: ClusterGateway = Field(default_factory=ClusterGateway)
+    # The Secret whose key AI_PLATFORM_VLLM_API_KEY vLLM requires (`--api-key`); the gateway and the run pods
+    # send it (their env carries the same Secret), so nothing else in the cluster can call vLLM
+    vllm_api_key_secret: str = "ai-platform-vllm"
     autoscaling: Autoscaling = Field(default_factory=Autoscaling)
     gpu: GpuPod = Field(default_factory=GpuPod)
     service_account: str | None = None

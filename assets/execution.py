@@ -25,6 +25,7 @@ from ai_platform.config import Platform, PlatformConfig, parse_platform_config
 from ai_platform.errors import ConfigError, PlatformError, PlatformRepoError
 from ai_platform.kube import gpu_pod_spec
 from ai_platform.platform_repo import config_at
+from ai_platform.rollout.kubernetes import RUN_POD
 from ai_platform.specs import SpecSnapshot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,7 +119,11 @@ class KubernetesExecution(ExecutionBackend):
     def executor(self) -> dg.ExecutorDefinition:
         from dagster_k8s import k8s_job_executor
 
-        return k8s_job_executor.configured({"job_namespace": self.namespace, "max_concurrent": 4})
+        # step pods carry the label vLLM's NetworkPolicy admits (the canary and the warm-up call vLLM from them)
+        step = {"pod_template_spec_metadata": {"labels": dict(RUN_POD)}}
+        return k8s_job_executor.configured(
+            {"job_namespace": self.namespace, "max_concurrent": 4, "step_k8s_config": step}
+        )
 
     def _invoke(
         self, context: dg.AssetExecutionContext, module: str, job: dict[str, Any], platform: Platform

@@ -90,7 +90,8 @@ def test_each_stage_finds_its_inputs_in_a_fresh_pod(
     # `rollout render` on yet another machine renders what the pipeline shipped, pinned by digest
     (digest,) = lake.query("SELECT digest FROM images")[1][0]
     out = tmp_path / "render"
-    command = ["rollout", "render", MODEL, "--repo", str(own_demo_repo), "--out", str(out)]
+    gateway = "registry.example.com/ai-platform/code@sha256:" + "ef" * 32
+    command = ["rollout", "render", MODEL, "--repo", str(own_demo_repo), "--out", str(out), "--gateway-image", gateway]
     env = {**os.environ, "AI_PLATFORM_HOME": str(tmp_path / "laptop")}
     done = subprocess.run([sys.executable, "-m", "ai_platform.cli", *command], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr

@@ -47,8 +47,8 @@ def dynamic_calls(demo_repo: Path) -> set[tuple[str, str, str]]:
     canary = canary_manifests(platform, spec, ref, DIGEST)
 
     def key(manifest: dict) -> tuple[str, str]:
-        group = manifest["apiVersion"].rpartition("/")[0]
-        return group, f"{manifest['kind'].lower()}s"
+        group, kind = manifest["apiVersion"].rpartition("/")[0], manifest["kind"].lower()
+        return group, f"{kind[:-1]}ies" if kind.endswith("y") else f"{kind}s"  # NetworkPolicy: networkpolicies
 
     calls = {(*key(m), verb) for m in [*applied, *canary] for verb in ("create", "patch")}
     return calls | {(*key(m), "delete") for m in canary}

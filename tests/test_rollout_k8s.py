@@ -28,6 +28,7 @@ CRDS = {
     ("monitoring.coreos.com/v1", "PrometheusRule"),
 }
 DIGEST = "sha256:" + "ab" * 32
+GATEWAY_IMAGE = "registry.example.com/ai-platform/code@sha256:" + "ef" * 32
 
 
 def rendered(demo_repo: Path) -> list[dict]:
@@ -44,7 +45,7 @@ def rendered(demo_repo: Path) -> list[dict]:
 
 def test_every_manifest_validates(demo_repo: Path) -> None:
     manifests = rendered(demo_repo)
-    kinds = {"Deployment", "Service", "ScaledObject", "PodMonitor", "PrometheusRule", "ConfigMap"}
+    kinds = {"Deployment", "Service", "ScaledObject", "NetworkPolicy", "PodMonitor", "PrometheusRule", "ConfigMap"}
     assert {m["kind"] for m in manifests} == kinds
     for manifest in manifests:
         assert manifest["metadata"]["labels"]["app.kubernetes.io/part-of"] == "ai-platform"
@@ -98,10 +99,16 @@ def render_cli(demo_repo: Path, out: Path, *extra: str) -> subprocess.CompletedP
 
 def test_render_cli_writes_one_file_per_manifest(demo_repo: Path, tmp_path: Path) -> None:
     image = f"registry.example.com/ml/{MODEL}@{DIGEST}"
-    done = render_cli(demo_repo, tmp_path, "--image", image)
+    done = render_cli(demo_repo, tmp_path, "--image", image, "--gateway-image", GATEWAY_IMAGE)
     assert done.returncode == 0, done.stderr
     files = sorted(tmp_path.glob("*.yaml"))
-    assert len(files) == 9  # with the dashboard ConfigMap and the run pods' ServiceAccount, Role and RoleBinding
+    kinds = sorted(yaml.safe_load(path.read_text())["kind"] for path in files)
+    model = ["Deployment", "Deployment", "ScaledObject", "ScaledObject", "Service", "NetworkPolicy", "PodMonitor"]
+    shared = ["PrometheusRule", "ConfigMap", "ServiceAccount", "Role", "RoleBinding"]  # the dashboard, the run pods
+    gateway = ["Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget"]
+    assert kinds == sorted([*model, *shared, *gateway]), kinds
+    idle = yaml.safe_load((tmp_path / f"scaledobject-{MODEL}-green.yaml").read_text())
+    assert idle["metadata"]["annotations"] == {"autoscaling.keda.sh/paused-replicas": "0"}  # both colours, one idle
     for path in files:
         text = path.read_text()
         assert "&id" not in text and "*id" not in text, f"{path.name}: YAML anchors"
@@ -312,3 +319,44 @@ def test_rollback_on_kubernetes_returns_to_what_was_live_before_the_last_switch(
     back = next_live(second, "blue", target["image"], target["bundle"], "r1")
     assert rollback_target(back, MODEL)["image"] == "sha256:" + "2" * 64
     assert "previous" not in back["previous"], "the ref keeps one step of history, not a chain"
+
+
+def test_the_gateway_in_the_cluster_and_who_may_call_vllm(demo_repo: Path, tmp_path: Path) -> None:
+    from ai_platform.rollout import cluster_gateway
+    from ai_platform.rollout.kubernetes import GATEWAY, RUN_POD
+
+    platform = load_platform(demo_repo)
+    gateway = {m["kind"]: m for m in cluster_gateway.manifests(platform, GATEWAY_IMAGE)}
+    for manifest in gateway.values():
+        kubernetes_validate.validate(manifest, "1.35.0", strict=True)
+    pod = gateway["Deployment"]["spec"]["template"]
+    assert (
+        gateway["Deployment"]["spec"]["replicas"] >= 2
+        and gateway["HorizontalPodAutoscaler"]["spec"]["minReplicas"] >= 2
+    )
+    assert gateway["PodDisruptionBudget"]["spec"]["minAvailable"] == 1
+    args = pod["spec"]["containers"][0]["args"]
+    assert args[args.index("--states-from") + 1] == platform.config.registry.url  # rollouts from the registry
+    assert pod["metadata"]["labels"].items() >= GATEWAY.items()
+
+    models = {m["kind"]: m for m in rendered(demo_repo)}
+    policy = models["NetworkPolicy"]["spec"]
+    vllm_pod = models["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    assert policy["podSelector"]["matchLabels"].items() <= vllm_pod.items()  # it selects the model's vLLM pods
+    admitted = [peer.get("podSelector", {}).get("matchLabels") for rule in policy["ingress"] for peer in rule["from"]]
+    assert GATEWAY in admitted and RUN_POD in admitted and len([a for a in admitted if a]) == 2
+    env = models["Deployment"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert {"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": "ai-platform-vllm",
+            "key": "AI_PLATFORM_VLLM_API_KEY"}}} in env  # fmt: skip
+
+    with pytest.raises(ServingError, match="pinned by digest"):
+        cluster_gateway.manifests(platform, "registry.example.com/ai-platform/code:latest")
+
+
+def test_our_clients_send_the_vllm_key_where_one_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ai_platform.evaluation.client import VLLM_API_KEY_ENV, upstream_headers
+
+    monkeypatch.delenv(VLLM_API_KEY_ENV, raising=False)
+    assert upstream_headers() == {}
+    monkeypatch.setenv(VLLM_API_KEY_ENV, "s3cret")
+    assert upstream_headers() == {"Authorization": "Bearer s3cret"}

@@ -45,8 +45,8 @@ def rollout_stop(args: argparse.Namespace) -> None:
 
 def rollout_render(args: argparse.Namespace) -> None:
     from ai_platform.config import load_platform
-    from ai_platform.rollout import rbac
-    from ai_platform.rollout.kubernetes import render
+    from ai_platform.rollout import cluster_gateway, rbac
+    from ai_platform.rollout.kubernetes import deployment, render, scaled_object
 
     platform = load_platform(
         Path(args.repo), home=Path(os.environ.get("AI_PLATFORM_HOME") or Path(args.repo) / ".state")
@@ -54,7 +54,13 @@ def rollout_render(args: argparse.Namespace) -> None:
     spec = platform.model(args.model)
     image_ref, bundle = shipped(platform, spec.name, args.image, args.bundle)
     manifests = render(platform, spec, image_ref, bundle, args.color, args.live or args.color)
-    manifests += rbac.manifests(platform)  # the run pods' account: applied once by an admin, not by a rollout
+    other = "green" if args.color == "blue" else "blue"  # the idle colour, paused at 0 replicas
+    manifests += [
+        deployment(platform, spec, other, image_ref, bundle),
+        scaled_object(platform, spec, other, retired=True),
+    ]
+    # applied once by an admin, not by a rollout: the gateway for every model, and the run pods' account
+    manifests += cluster_gateway.manifests(platform, args.gateway_image) + rbac.manifests(platform)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -123,5 +129,9 @@ def add(areas: Areas) -> None:
         help="the model image, pinned by digest (HOST/REPO@sha256:…); default: the one model_image last shipped",
     )
     p.add_argument("--bundle", help="the prompt bundle digest (default: the one prompt_bundle last shipped)")
+    p.add_argument(
+        "--gateway-image",
+        help="the gateway's (code-location) image, pinned by digest (default: kubernetes.gateway.image)",
+    )
     p.add_argument("--color", default="blue", choices=("blue", "green"))
     p.add_argument("--live", choices=("blue", "green"), help="the color the Service selects (default: --color)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,16 @@ class Reply:
     attempts: int = 0
     error: str | None = None
     logprobs: list[float] = field(default_factory=list, repr=False)
+
+
+VLLM_API_KEY_ENV = "AI_PLATFORM_VLLM_API_KEY"  # the key vLLM requires in a cluster (a Secret), sent by our clients
+
+
+def upstream_headers() -> dict[str, str]:
+    """Headers for requests to a vLLM server (the canary's, the gateway's): its API key, where one is set (a
+    cluster's vLLM runs with `--api-key` from the same Secret); none here, where vLLM listens on loopback."""
+    key = os.environ.get(VLLM_API_KEY_ENV)
+    return {"Authorization": f"Bearer {key}"} if key else {}
 
 
 async def _once(client: httpx.AsyncClient, url: str, body: dict[str, Any], reply: Reply, timeout_s: float) -> None:
@@ -100,7 +111,7 @@ async def _run(
     base_url: str, cases: list[tuple[str, dict[str, Any]]], concurrency: int, timeout_s: float, retries: int
 ) -> list[Reply]:
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s), limits=limits) as client:
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s), limits=limits, headers=upstream_headers()) as client:
         gate = asyncio.Semaphore(concurrency)
         url = f"{base_url.rstrip('/')}/v1/chat/completions"
         return await asyncio.gather(*(_case(client, gate, url, cid, b, timeout_s, retries) for cid, b in cases))

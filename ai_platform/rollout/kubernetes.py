@@ -20,6 +20,7 @@ from typing import Any
 
 from ai_platform.config import PINNED_IMAGE, ModelSpec, Platform
 from ai_platform.errors import MissingArtifactError, ServingError
+from ai_platform.evaluation.client import VLLM_API_KEY_ENV
 from ai_platform.image.locations import bundle_repository, digest_tag, remote
 from ai_platform.kube import gpu_scheduling
 from ai_platform.logs import Log
@@ -76,6 +77,13 @@ def deployment(platform: Platform, spec: ModelSpec, color: str, image_ref: str, 
                 "image": vllm_image(platform),
                 "args": args,
                 "ports": [{"name": "http", "containerPort": PORT}],
+                # vLLM's --api-key, from the Secret the gateway and the run pods also carry
+                "env": [
+                    {
+                        "name": "VLLM_API_KEY",
+                        "valueFrom": {"secretKeyRef": {"name": k8s.vllm_api_key_secret, "key": VLLM_API_KEY_ENV}},
+                    }
+                ],
                 "resources": {"limits": gpu, "requests": gpu},
                 "volumeMounts": [{"name": "model", "mountPath": MOUNT, "readOnly": True}],
                 "startupProbe": {**probe, "periodSeconds": 10, "failureThreshold": 90},  # big models load slowly
@@ -251,15 +259,48 @@ def prometheus_rule(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
 def render(
     platform: Platform, spec: ModelSpec, image_ref: str, bundle: str, color: str, live: str
 ) -> list[dict[str, Any]]:
-    """Everything one rollout applies: the `color` Deployment and autoscaler, the Service on `live`, monitoring."""
+    """Everything one rollout applies: the `color` Deployment and autoscaler, the Service on `live`, who may call
+    vLLM, monitoring."""
     return [
         deployment(platform, spec, color, image_ref, bundle),
         scaled_object(platform, spec, color),
         service(platform, spec, live),
+        network_policy(platform, spec),
         pod_monitor(platform, spec),
         prometheus_rule(platform, spec),
         dashboard_config_map(platform),
     ]
+
+
+GATEWAY = {"app.kubernetes.io/name": "ai-platform-gateway", "app.kubernetes.io/component": "gateway"}
+RUN_POD = {"ai-platform/role": "run"}  # set on run and step pods by deploy/helm/dagster-values.yaml
+
+
+def network_policy(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
+    """The model's vLLM pods (every colour, the canary's candidate) take requests from the gateway and from run
+    pods (the canary, the warm-up) only, and scrapes from the monitoring namespace."""
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {
+            "name": f"{spec.name}-vllm",
+            "namespace": platform.config.kubernetes.namespace,
+            "labels": labels(spec.name),
+        },
+        "spec": {
+            "podSelector": {
+                "matchLabels": {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/component": "inference"}
+            },
+            "policyTypes": ["Ingress"],
+            "ingress": [
+                {"from": [{"podSelector": {"matchLabels": GATEWAY}}, {"podSelector": {"matchLabels": RUN_POD}}]},
+                {
+                    "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}],
+                    "ports": [{"port": "http"}],
+                },
+            ],
+        },
+    }
 
 
 def dashboard_config_map(platform: Platform) -> dict[str, Any]:

@@ -24,6 +24,7 @@ RULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("", "services", ("create", "delete", "patch")),
     ("", "configmaps", ("create", "patch")),
     ("keda.sh", "scaledobjects", ("create", "patch")),
+    ("networking.k8s.io", "networkpolicies", ("create", "patch")),
     ("monitoring.coreos.com", "podmonitors", ("create", "patch")),
     ("monitoring.coreos.com", "prometheusrules", ("create", "patch")),
     ("batch", "jobs", ("create", "delete", "list")),

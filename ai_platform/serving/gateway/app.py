@@ -41,6 +41,7 @@ from starlette.routing import Route
 from ai_platform.artifacts import atomic_write
 from ai_platform.config import Admission
 from ai_platform.errors import PlatformError
+from ai_platform.evaluation.client import upstream_headers
 from ai_platform.evaluation.injection import injection_score
 from ai_platform.oci.layout import OciLayout
 from ai_platform.oci.store import RegistryStore
@@ -91,7 +92,7 @@ class Gateway:
         self.champions = TrustChampions()
         self.retrievers: dict[str, KeywordRetriever] = {}
         self.log = GenerationLog(self.metrics, Journal(self.home / "gateway" / "journal"))
-        self.http = httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=5.0))
+        self.http = httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=5.0), headers=upstream_headers())
         self.keys_file = keys_file  # given to `ai-platform serve`; else what the rollout states name
         self.keys = KeyRing(keys_file or default_keys_file(self.home), local_admin)
         self.windows = Windows()
