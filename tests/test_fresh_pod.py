@@ -21,18 +21,11 @@ from ai_platform.errors import ConfigError
 from ai_platform.platform_repo import git
 from ai_platform.serving.vllm import SERVE_PYTHON
 from ai_platform.warehouse import at
+from assets import SHIP_CHAIN
 
 QUANTIZE_PYTHON = ROOT / ".venvs" / "quantize" / "bin" / "python"
 
-STAGES = (
-    "model_spec",
-    "raw_weights",
-    "verified_weights",
-    "quantized_weights",
-    "model_image",
-    "compiled_prompts",
-    "prompt_bundle",
-)
+STAGES = SHIP_CHAIN[: SHIP_CHAIN.index("canary_eval")]  # every stage before the model server is needed
 
 
 def production_profile(repo: Path, registry: LocalRegistry, catalog: str, data: Path, method: str | None) -> None:
