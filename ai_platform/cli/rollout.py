@@ -11,7 +11,7 @@ import yaml
 
 from ai_platform.cli.common import Areas, command, emit, home_of
 from ai_platform.config import PINNED_IMAGE, Platform
-from ai_platform.errors import ConfigError, MissingArtifactError
+from ai_platform.errors import ConfigError, MissingArtifactError, ServingError
 
 
 def serve(args: argparse.Namespace) -> None:
@@ -85,7 +85,10 @@ def shipped(platform: Platform, model: str, image: str | None, bundle: str | Non
             digest = records.read(ModelImage, model).digest
         except MissingArtifactError as exc:
             raise ConfigError(f"{exc}; or name the image with --image HOST/REPO@sha256:…") from None
-        image = pinned_image_ref(platform, model, digest)
+        try:
+            image = pinned_image_ref(platform, model, digest)
+        except ServingError as exc:  # the embedded default's registry is a folder: say where to push it
+            raise ConfigError(f"{exc}; or push the image and name it: --image HOST/REPO@{digest}") from None
     if bundle is None:
         try:
             bundle = records.read(PromptBundle, model).digest
