@@ -15,7 +15,7 @@ import dagster as dg
 
 from ai_platform.changes import local_repo, shown
 from ai_platform.errors import PlatformError
-from ai_platform.feedback.inbox import SETTLE_S, inbox_path, run_key, scan
+from ai_platform.feedback.inbox import SETTLE_S, already_ingested, inbox_path, run_key, scan
 from assets import learn_from_feedback
 from assets.resources import PlatformRepoResource
 
@@ -46,6 +46,10 @@ def inbox_sensor(
         return dg.SkipReason(f"inbox {inbox} has no label files (*.csv, *.jsonl, *.parquet){waiting}")
     cursor = seen.cursor()
     new = seen.new_since(context.cursor)
+    if new:  # a new instance's empty cursor: files the warehouse already ingested are not new
+        done = already_ingested(platform_repo.platform(), [f.sha256 for f in new])
+        new = [f for f in new if f.sha256 not in done]
+        waiting += f"; {len(done)} already ingested" if done else ""
     if not new:
         skip = dg.SkipReason(f"no new or changed label files in {inbox} ({len(seen.files)} seen){waiting}")
         return dg.SensorResult(skip_reason=skip, cursor=cursor) if cursor != context.cursor else skip

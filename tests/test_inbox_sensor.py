@@ -10,7 +10,9 @@ import dagster as dg
 import pytest
 
 from ai_platform.feedback.inbox import files_in, run_key, scan
+from ai_platform.feedback.ingest import ingest
 from ai_platform.platform_repo import git
+from ai_platform.warehouse import Warehouse
 from assets.resources import PlatformRepoResource
 from sensors.inbox import inbox_sensor
 
@@ -148,3 +150,17 @@ def test_a_garbled_cursor_starts_over(setup) -> None:
     settled(inbox / "a.csv", HEADER)
     with dg.instance_for_test() as instance:
         assert len(tick(resources, instance, "not json").run_requests) == 1
+
+
+def test_files_the_warehouse_already_ingested_are_not_new_to_a_fresh_instance(setup) -> None:
+    """`make ui` after `make demo`: a new instance's sensor starts with an empty cursor, and must not ask to
+    ingest again what the warehouse already has (it asked, and the UI showed "accepted 0, duplicates 498")."""
+    resources, inbox = setup
+    done = settled(inbox / "reviewed.csv", HEADER + "gen-001,ana,correct,2026-01-06T10:00:00Z\n")
+    ingest([done], Warehouse(inbox.parent / "warehouse.duckdb"))
+    with dg.instance_for_test() as instance:
+        first = tick(resources, instance, None)
+        assert "1 already ingested" in skip_message(first)
+        settled(inbox / "later.csv", HEADER + "gen-002,ana,wrong,2026-01-07T10:00:00Z\n")
+        (request,) = tick(resources, instance, first.cursor).run_requests
+        assert request.tags["ai_platform/inbox_new_files"] == "1"

@@ -16,10 +16,11 @@ import time
 from dataclasses import astuple, dataclass
 from pathlib import Path
 
-from ai_platform.config import under
-from ai_platform.errors import FeedbackError
+from ai_platform.config import Platform, under
+from ai_platform.errors import FeedbackError, PlatformError
 from ai_platform.feedback.formats import FORMATS
 from ai_platform.platform_repo import config_at
+from ai_platform.warehouse import at
 
 SETTLE_S = 5.0
 
@@ -99,3 +100,19 @@ def _sha256(path: Path) -> str:
 def run_key(files: list[InboxFile]) -> str:
     """The same new files ask for the same run, however often a tick sees them."""
     return hashlib.sha256("\n".join(sorted(f.sha256 for f in files)).encode()).hexdigest()
+
+
+def already_ingested(platform: Platform, digests: list[str]) -> set[str]:
+    """Which of these file contents the warehouse has ingested already (`feedback_files`): a sensor with an empty
+    cursor (a new Dagster instance, `make ui` after `make demo`) must not ask to ingest them again. A warehouse
+    that does not exist yet, or is busy, answers "none": ingestion is idempotent, so the worst is one run too many."""
+    location = platform.config.storage.warehouse_location(platform.home)
+    if not digests or not (location.startswith("ducklake:") or Path(location).is_file()):
+        return set()
+    marks = ", ".join("?" for _ in digests)
+    try:
+        query = f"SELECT sha256 FROM feedback_files WHERE sha256 IN ({marks})"
+        _, rows = at(location, lock_timeout_s=2).query(query, digests)
+    except PlatformError:
+        return set()
+    return {row[0] for row in rows}
