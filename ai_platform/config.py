@@ -363,7 +363,8 @@ class Canary(Strict):
     # max_tokens bounds a degenerate candidate that would otherwise never stop.
     max_tokens: int = Field(default=512, ge=1)
     injection_model: str | None = None  # a local text-classification model folder; rules are the default
-    gates: list[Gate] = Field(default_factory=list)
+    # At least one: a canary with no gate passes every candidate, which is no canary at all
+    gates: list[Gate] = Field(min_length=1)
 
 
 class InjectionGuard(Strict):

@@ -29,7 +29,10 @@ from ai_platform.platform_repo import git, resolve  # noqa: E402
 from assets.resources import PlatformRepoResource  # noqa: E402
 from sensors.platform_repo import MAX_COMMITS_PER_TICK, platform_repo_sensor  # noqa: E402
 
-SPEC = "name: tiny\nsource: {kind: local, path: hub/tiny}\nprompts: [p]\ncanary: {evals: [evals/e.jsonl]}\n"
+SPEC = (
+    "name: tiny\nsource: {kind: local, path: hub/tiny}\nprompts: [p]\n"
+    "canary: {evals: [evals/e.jsonl], gates: [{metric: schema_valid_rate, min: 0.9}]}\n"
+)
 TIMEOUT_S = 60.0
 
 

@@ -112,3 +112,16 @@ def test_an_image_base_must_be_pinned_by_digest(repo: Path) -> None:
     spec.write_text(spec.read_text(encoding="utf-8") + "image:\n  base: docker.io/library/busybox:latest\n")
     message = error_of(repo)
     assert "image.base" in message and "sha256" in message
+
+
+def test_a_canary_without_gates_is_a_config_error(repo: Path) -> None:
+    """A canary with no gate passes every candidate: no canary at all."""
+    spec = repo / "models/contract-reviewer.yaml"
+    text = spec.read_text(encoding="utf-8")
+    start = text.index("  gates:\n")
+    end = text.find("\n", text.index("\n    - ", start))
+    while text.startswith("    ", end + 1):  # the whole gates list
+        end = text.find("\n", end + 1)
+    spec.write_text(text[:start] + "  gates: []" + text[end:], encoding="utf-8")
+    message = error_of(repo)
+    assert "canary.gates" in message and "at least 1" in message, message

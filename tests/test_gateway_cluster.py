@@ -79,7 +79,12 @@ def test_a_kubernetes_rollout_tells_the_gateway_the_service_and_the_bundle_by_di
     (root / "platform.yaml").write_text("name: acme\nregistry: {url: https://registry.example.com/ml}\n")
     platform = load_platform(root, home=tmp_path / "home")
     spec = ModelSpec.model_validate(
-        {"name": MODEL, "source": {"kind": "local", "path": "w"}, "prompts": ["review"], "canary": {"evals": ["e"]}}
+        {
+            "name": MODEL,
+            "source": {"kind": "local", "path": "w"},
+            "prompts": ["review"],
+            "canary": {"evals": ["e"], "gates": [{"metric": "schema_valid_rate", "min": 0.9}]},
+        }
     )
     live = {"color": "green", "image": "sha256:" + "1" * 64, "bundle": "sha256:" + "2" * 64, "release": "r"}
     state = gateway_state(platform, spec, live, "dep")

@@ -394,7 +394,7 @@ TINY_SPEC = """\
 name: tiny
 source: {kind: local, path: hub/tiny}
 prompts: [p]
-canary: {evals: [evals/e.jsonl]}
+canary: {evals: [evals/e.jsonl], gates: [{metric: schema_valid_rate, min: 0.9}]}
 """
 
 
