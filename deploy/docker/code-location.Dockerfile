@@ -28,5 +28,7 @@ RUN useradd --uid 10001 --create-home ai-platform \
  && mkdir -p "$DAGSTER_HOME" "$AI_PLATFORM_HOME" \
  && chown ai-platform "$DAGSTER_HOME" "$AI_PLATFORM_HOME"
 USER 10001
-EXPOSE 4000
-CMD ["dagster", "code-server", "start", "-h", "0.0.0.0", "-p", "4000", "-f", "definitions.py"]
+# The Dagster chart runs `dagster api grpc` on the port deploy/helm/dagster-values.yaml names (3030); the same
+# image runs the cluster's gateway (`ai-platform serve`, rollout/cluster_gateway.py) and every run and step pod.
+EXPOSE 3030
+CMD ["dagster", "api", "grpc", "-h", "0.0.0.0", "-p", "3030", "--python-file", "definitions.py"]
