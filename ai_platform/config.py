@@ -442,10 +442,10 @@ class Platform(BaseModel):
         """The artifact store platform.yaml names: this machine's folder, or the platform's registry."""
         if self.config.storage.artifact_store == "folder":
             return FolderStore(self.artifacts_path)
-        from ai_platform.oci.store import RegistryStore
+        from ai_platform.oci.store import registry_store
 
         registry = self.config.registry
-        return RegistryStore(registry.url, self.artifacts_path, insecure=registry.insecure)
+        return registry_store(registry.url, self.artifacts_path, registry.insecure)
 
     @property
     def gateway_keys_path(self) -> Path:

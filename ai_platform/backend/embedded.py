@@ -29,8 +29,8 @@ class EmbeddedBackend:
         differ. A change to `serving` alone gets a server started with the new settings.
         """
         live = state.load(snap.platform.home, snap.spec.name).live
-        same = live is not None and (live.image == image if champion else live.release == local.release_of(snap, image))
-        if live and same and healthy(live.base_url):
+        wanted = image if champion else local.release_of(snap, image)
+        if live and (live.image if champion else live.release) == wanted and healthy(live.base_url):
             what = "the champion as users get it" if champion else "same release"
             log(f"evaluating on the live {live.color} server ({image[:19]}): {what}, no new vLLM")
             yield live.base_url

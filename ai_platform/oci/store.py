@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -32,6 +33,13 @@ FOLDER = "application/vnd.ai-platform.folder.v1"
 TITLE = "org.opencontainers.image.title"
 TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
 EMPTY_CONFIG = {"mediaType": EMPTY, "digest": f"sha256:{sha256_hex(b'{}')}", "size": 2, "data": "e30="}
+
+
+@cache
+def registry_store(url: str, cache: Path, insecure: bool) -> RegistryStore:
+    """The store of one registry and cache, one per process: its HTTP client keeps its connections and its login
+    across the many reads and writes of a stage, instead of a new client for each."""
+    return RegistryStore(url, cache, insecure=insecure)
 
 
 class RegistryStore:

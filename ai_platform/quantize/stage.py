@@ -169,14 +169,15 @@ def accept(snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice, 
         expected = snap.platform.artifacts_path / "quantized" / report["digest"]
         if folder.resolve() != expected.resolve():
             raise QuantizationError(f"the workload reported {folder}, not {expected}")
+        kept = store.keep_folder(folder)  # the folder itself: one machine
     else:  # kept in the registry by the workload's pod: fetched here, every byte held to its digest
-        folder = store.folder(report["folder"])
+        kept = report["folder"]
+        folder = store.folder(kept)
     manifest = wm.build_manifest(folder)
     actual = store.put_json(manifest)  # the image stage reads it
     if actual != report["digest"]:
         raise QuantizationError(f"{folder}: manifest digest {actual[:12]}… != reported {report['digest'][:12]}…")
     method = recipe.from_spec(snap.spec.quantization, choice.scheme)["method"]
-    kept = store.keep_folder(folder)  # where the image stage finds it, from any machine
     return Quantized(actual, kept, method, verified.digest, report, gates(snap.spec.quantization, report), choice)
 
 
