@@ -42,6 +42,10 @@ def inbox_sensor(
     except PlatformError as exc:  # keep the cursor: the next tick looks again
         return dg.SkipReason(f"cannot scan inbox {inbox}: {exc}")
     waiting = f"; {len(seen.settling)} still being written (changed < {SETTLE_S:.0f} s ago)" if seen.settling else ""
+    if seen.refused:  # symlinks, FIFOs: never opened, so never read into the warehouse
+        context.log.warning(f"inbox {inbox}: refused {'; '.join(seen.refused)}")
+        names = ", ".join(entry.rsplit(": ", 2)[0] for entry in seen.refused)
+        waiting += f"; {len(seen.refused)} refused (not regular files): {names}"
     if not seen.files:
         return dg.SkipReason(f"inbox {inbox} has no label files (*.csv, *.jsonl, *.parquet){waiting}")
     cursor = seen.cursor()

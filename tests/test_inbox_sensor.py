@@ -164,3 +164,35 @@ def test_files_the_warehouse_already_ingested_are_not_new_to_a_fresh_instance(se
         settled(inbox / "later.csv", HEADER + "gen-002,ana,wrong,2026-01-07T10:00:00Z\n")
         (request,) = tick(resources, instance, first.cursor).run_requests
         assert request.tags["ai_platform/inbox_new_files"] == "1"
+
+
+def test_symlinks_and_fifos_in_the_inbox_are_refused_never_opened(setup, tmp_path: Path) -> None:
+    """Whoever can drop a file in the inbox must not make the pipeline read any other file on the host: a symlink
+    (to a file or a folder) or a FIFO (whose open would block the tick) is skipped and reported, never opened."""
+    resources, inbox = setup
+    secret = settled(tmp_path / "secret.csv", HEADER + "gen-999,root,correct,TOP-SECRET\n")
+    outside = tmp_path / "outside"
+    settled(outside / "more.csv", HEADER + "gen-998,root,correct,ALSO-SECRET\n")
+    good = settled(inbox / "good.csv", HEADER + "gen-001,ana,correct,2026-01-06T10:00:00Z\n")
+    (inbox / "stolen.csv").symlink_to(secret)
+    (inbox / "linked").symlink_to(outside, target_is_directory=True)
+    os.mkfifo(inbox / "pipe.csv")
+
+    seen = scan(inbox, settle_s=0)  # a FIFO opened here would block this call forever
+    assert [f.name for f in seen.files] == ["good.csv"]
+    assert seen.refused == [
+        "linked: a symlink, not a regular file: skipped, never opened",
+        "pipe.csv: a FIFO, not a regular file: skipped, never opened",
+        "stolen.csv: a symlink, not a regular file: skipped, never opened",
+    ]
+    warehouse = Warehouse(tmp_path / "warehouse.duckdb")
+    ingest([inbox / f.name for f in seen.files], warehouse)  # what learn_from_feedback does with the scan
+    _, rows = warehouse.query("SELECT count(*) FROM feedback_quarantine WHERE raw LIKE '%SECRET%'")
+    assert rows == [(0,)]
+    assert good.is_file()
+
+    with dg.instance_for_test() as instance:
+        first = tick(resources, instance, None)
+        assert first.run_requests[0].tags["ai_platform/inbox_new_files"] == "1"
+        message = skip_message(tick(resources, instance, first.cursor))
+        assert "3 refused (not regular files): linked, pipe.csv, stolen.csv" in message

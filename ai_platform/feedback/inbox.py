@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
+from stat import S_ISDIR, S_ISFIFO, S_ISLNK, S_ISREG, S_ISSOCK
 
 from ai_platform.config import Platform, under
 from ai_platform.errors import FeedbackError, PlatformError
@@ -37,6 +39,7 @@ class InboxFile:
 class Scan:
     files: list[InboxFile]  # settled label files, by name
     settling: list[str]  # label files modified within SETTLE_S: next tick
+    refused: list[str] = field(default_factory=list)  # "NAME: why": symlinks, FIFOs, ... never opened
 
     def cursor(self) -> str:
         return json.dumps([astuple(f) for f in self.files], separators=(",", ":"))
@@ -60,21 +63,29 @@ def inbox_path(repo: Path, home: Path, ref: str) -> Path:
 
 
 def scan(inbox: Path, cursor: str | None = None, *, now: float | None = None, settle_s: float = SETTLE_S) -> Scan:
-    """The label files under `inbox` (hidden files and folders skipped), reusing the cursor's hashes."""
+    """The label files under `inbox` (hidden files and folders skipped), reusing the cursor's hashes.
+
+    Only regular files are read: a symlink (which could name any file on the host) or a FIFO, socket or
+    device is never opened, only listed in `refused`."""
     known = {f.name: f for f in files_in(cursor)}
     now = time.time() if now is None else now
-    files, settling = [], []
+    files, settling, refused = [], [], []
     for path in sorted(inbox.rglob("*")):
         relative = path.relative_to(inbox)
-        if any(part.startswith(".") for part in relative.parts) or path.suffix.lower() not in FORMATS:
+        if any(part.startswith(".") for part in relative.parts):
             continue
         try:
-            stat = path.stat()
+            stat = path.lstat()  # the entry itself: a symlink is not followed
         except OSError:  # gone between listing and stat: not there
             continue
-        if not path.is_file():
-            continue
         name = relative.as_posix()
+        if S_ISDIR(stat.st_mode):
+            continue
+        if not S_ISREG(stat.st_mode):
+            refused.append(f"{name}: {_kind(stat.st_mode)}, not a regular file: skipped, never opened")
+            continue
+        if path.suffix.lower() not in FORMATS:
+            continue
         if now - stat.st_mtime < settle_s:
             settling.append(name)
             continue
@@ -86,12 +97,24 @@ def scan(inbox: Path, cursor: str | None = None, *, now: float | None = None, se
             files.append(InboxFile(name, stat.st_size, stat.st_mtime_ns, _sha256(path)))
         except OSError as exc:
             raise FeedbackError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return Scan(files, settling)
+    return Scan(files, settling, refused)
+
+
+def _kind(mode: int) -> str:
+    if S_ISLNK(mode):
+        return "a symlink"
+    if S_ISFIFO(mode):
+        return "a FIFO"
+    return "a socket" if S_ISSOCK(mode) else "a device"
 
 
 def _sha256(path: Path) -> str:
+    """Open without following a symlink or blocking on a FIFO swapped in since the scan listed a regular file."""
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with open(fd, "rb") as handle:
+        if not S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "no longer a regular file")
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
