@@ -20,6 +20,14 @@ class PlatformRepoError(PlatformError):
     """The platform repository cannot be read (not a git repo, bad commit, ...)."""
 
 
+class UnknownRefError(PlatformRepoError):
+    """A branch, tag or commit the platform repository does not have; the message lists its branches."""
+
+
+class UnknownModelError(ConfigError):
+    """A command names a model that has no spec, rollout state or pin; the message lists the known ones."""
+
+
 class WarehouseError(PlatformError):
     """The DuckDB warehouse cannot be opened, migrated or written."""
 

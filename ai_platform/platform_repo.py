@@ -6,6 +6,7 @@ to a snapshot folder, so every artifact can name the exact commit it came from.
 
 from __future__ import annotations
 
+import difflib
 import io
 import os
 import shutil
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ai_platform.config import Platform, PlatformConfig, load_platform, parse_platform_config
-from ai_platform.errors import PlatformRepoError
+from ai_platform.errors import PlatformRepoError, UnknownRefError
 
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 
@@ -53,6 +54,27 @@ def git(
     return done.stdout
 
 
+def _at_ref(repo: Path, ref: str, *args: str) -> bytes:
+    """git `args`, which read `ref`; if they fail because the repo has no such ref, an UnknownRefError says so."""
+    try:
+        return git(repo, *args)
+    except PlatformRepoError:
+        check_ref(repo, ref)
+        raise
+
+
+def check_ref(repo: Path, ref: str) -> None:
+    """An UnknownRefError naming the repo's branches (and a close match) unless `ref` names a commit in `repo`."""
+    if git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", ok=(0, 1)).strip():
+        return
+    refs = git(repo, "for-each-ref", "--format=%(refname)", "refs/heads", "refs/tags").decode("utf-8").split()
+    names = [r.split("/", 2)[2] for r in refs]  # branches and tags, short
+    branches = [r.removeprefix("refs/heads/") for r in refs if r.startswith("refs/heads/")]
+    close = difflib.get_close_matches(ref, names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise UnknownRefError(f"unknown ref {ref!r} in {repo}{hint} (branches: {', '.join(branches) or 'none'})")
+
+
 @dataclass(frozen=True)
 class Commit:
     sha: str
@@ -63,7 +85,7 @@ class Commit:
 
 def resolve(repo: Path, ref: str = "HEAD", paths: tuple[str, ...] = ()) -> Commit:
     """The commit `ref` names (a branch, tag or sha); with `paths`, the last one up to it that changed them."""
-    out = git(repo, "log", "-1", "--format=%H%x00%an <%ae>%x00%ct%x00%s", f"{ref}^{{commit}}", "--", *paths)
+    out = _at_ref(repo, ref, "log", "-1", "--format=%H%x00%an <%ae>%x00%ct%x00%s", f"{ref}^{{commit}}", "--", *paths)
     if not out.strip():  # none of the paths exists in the history: the ref itself is the answer
         return resolve(repo, ref)
     sha, author, timestamp, message = out.decode("utf-8").rstrip("\n").split("\x00", 3)
@@ -95,12 +117,12 @@ def load_at(repo: Path, home: Path, ref: str = "HEAD") -> tuple[Commit, Platform
 
 def config_at(repo: Path, ref: str) -> PlatformConfig:
     """platform.yaml as committed at `ref`, validated, without exporting the tree."""
-    text = git(repo, "show", f"{ref}:platform.yaml").decode("utf-8", "replace")
+    text = _at_ref(repo, ref, "show", f"{ref}:platform.yaml").decode("utf-8", "replace")
     return parse_platform_config(text, f"platform.yaml at {ref}")
 
 
 def model_names(repo: Path, ref: str = "HEAD") -> list[str]:
     """Names of the model specs (`models/<name>.yaml`) at `ref`, without exporting the tree."""
-    out = git(repo, "ls-tree", "--name-only", "-z", f"{ref}^{{commit}}", "models/")
+    out = _at_ref(repo, ref, "ls-tree", "--name-only", "-z", f"{ref}^{{commit}}", "models/")
     names = [Path(entry).name for entry in out.decode("utf-8").split("\x00") if entry]
     return sorted(name.removesuffix(".yaml") for name in names if name.endswith(".yaml"))

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from ai_platform.errors import ConfigError, PlatformRepoError
-from ai_platform.platform_repo import export, git, load_at, model_names, resolve
+from ai_platform.errors import ConfigError, PlatformRepoError, UnknownRefError
+from ai_platform.platform_repo import config_at, export, git, load_at, model_names, resolve
 
 
 def test_same_seed_same_commit(demo_repo: Path) -> None:
@@ -58,5 +59,10 @@ def test_not_a_repository(tmp_path: Path) -> None:
 
 
 def test_unknown_ref(demo_repo: Path) -> None:
-    with pytest.raises(PlatformRepoError):
+    """Every reader of a ref (resolve, config_at, model_names) names the repo and its branches, not git's words."""
+    expected = rf"unknown ref 'mian' in {re.escape(str(demo_repo))}; did you mean 'main'\? \(branches: main\)"
+    for read in (resolve, config_at, model_names):
+        with pytest.raises(UnknownRefError, match=expected):
+            read(demo_repo, "mian")
+    with pytest.raises(UnknownRefError, match=r"unknown ref 'no-such-branch' in .* \(branches: main\)$"):
         resolve(demo_repo, "no-such-branch")
