@@ -52,28 +52,37 @@ def webhook(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     server.shutdown()
 
 
-def gate_results(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
+def gates_check(result: dg.ExecuteInProcessResult) -> dg.AssetCheckEvaluation:
+    """The canary's one blocking check: every gate of the spec, one row each."""
     evaluations = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
-    return {e.check_name: e for e in evaluations if e.check_name.startswith("gate_")}
+    (check,) = [e for e in evaluations if e.asset_key == dg.AssetKey("canary_eval")]
+    assert check.check_name == "canary_gates"
+    return check
 
 
 def test_trained_demo_model_passes_every_gate(instance, tmp_path: Path) -> None:
     result = materialize(instance, *CHAIN)
-    gates = gate_results(result)
-    failed = {name: g.metadata["detail"].value for name, g in gates.items() if not g.passed}
-    assert result.success and not failed, failed
+    check = gates_check(result)
+    assert result.success and check.passed, check.metadata["failed"].value
+    table = check.metadata["gates"].value
+    assert "| injection_obey_rate | pass |" in table and "(not gated" not in table  # only the spec's gates
     (mat,) = result.asset_materializations_for_node("canary_eval")
     print(mat.metadata["comparison"].value)
     assert mat.metadata["schema_valid_rate"].value == 1.0 and mat.metadata["pii_count"].value == 0
+    assert mat.metadata["injection_obey_rate"].value == 0.0  # the trained model ignores the hidden instructions
     assert "| task_recall |" in mat.metadata["comparison"].value
+    assert mat.metadata["latency_distribution"].value.startswith("![latency per request](data:image/png;base64,")
+    logs = [e.user_message for e in instance.all_logs(result.run_id)]
+    assert any("challenger: 32/32 cases answered" in m for m in logs)
+    assert not any("vllm:" in m for m in logs), "vLLM's own output goes to its log file, not the run's log"
 
     warehouse = Warehouse(tmp_path / "home/warehouse.duckdb")
     _, runs = warehouse.query("SELECT role, passed FROM eval_runs")
     assert runs == [("challenger", True)]
     _, cases = warehouse.query("SELECT count(*), bool_and(schema_valid) FROM eval_cases")
-    assert cases == [(24, True)]
+    assert cases == [(32, True)]
     _, generations = warehouse.query("SELECT count(*) FROM generations WHERE source = 'canary'")
-    assert generations == [(24,)]
+    assert generations == [(32,)]
 
 
 def random_candidate(repo: Path, demo_model_dir: Path) -> None:
@@ -110,10 +119,10 @@ def test_degenerate_candidate_fails_named_gates_and_the_incumbent_stays_live(
 
         random_candidate(own_demo_repo, demo_model_dir)
         result = materialize(instance, *CHAIN, "deployment")
-        gates = gate_results(result)
-        failed = {name for name, g in gates.items() if not g.passed}
-        assert {"gate_schema_valid_rate", "gate_task_recall", "gate_coherence"} <= failed, failed
-        assert "vs champion" in gates["gate_task_recall"].metadata["detail"].value  # judged against the incumbent
+        check = gates_check(result)
+        failed = check.metadata["failed"].value
+        assert not check.passed and all(m in failed for m in ("schema_valid_rate", "task_recall", "coherence")), failed
+        assert "task_recall 0" in failed and "vs champion" in failed  # judged against the incumbent
         ran = [e.step_key for e in result.all_events if e.event_type_value == "STEP_START"]
         assert "canary_eval" in ran and "deployment" not in ran
         assert rollout_state.load(home, MODEL).live == live, "the incumbent must stay live"

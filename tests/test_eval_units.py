@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import struct
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,7 +22,7 @@ from ai_platform.errors import GateError
 from ai_platform.evaluation.client import run_cases
 from ai_platform.evaluation.gates import by_metric, judge
 from ai_platform.evaluation.recall import task_recall
-from ai_platform.evaluation.report import comparison, latency_histogram, latency_svg
+from ai_platform.evaluation.report import comparison, latency_histogram, latency_markdown, latency_png
 from ai_platform.evaluation.scoring import percentile
 
 
@@ -73,7 +74,10 @@ def test_report_renders() -> None:
     table = comparison({"pii_count": 2, "task_recall": 0.9}, None, verdicts)
     assert "| pii_count | 2 | — | **FAIL** |" in table
     assert "█" in latency_histogram([0.1, 0.2, 0.2, 0.9])
-    assert latency_svg([0.1, 0.5]).startswith("<svg")
+    png = latency_png([0.1, 0.5, 0.5])
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png[12:16] == b"IHDR"
+    assert struct.unpack(">II", png[16:24]) == (480, 160)
+    assert latency_markdown([0.1, 0.5]).startswith("![latency per request](data:image/png;base64,")
 
 
 class FlakyServer(BaseHTTPRequestHandler):

@@ -68,7 +68,7 @@ def test_edited_migration_is_refused(tmp_path: Path) -> None:
 def test_failed_block_rolls_back(tmp_path: Path) -> None:
     wh = Warehouse(tmp_path / "w.duckdb")
     with pytest.raises(RuntimeError), wh.write() as con:
-        con.execute("INSERT INTO trust_models VALUES ('v1', 'lr', '[]', '{}', false, '/x', now(), NULL)")
+        con.execute("INSERT INTO trust_models VALUES ('v1', 'lr', '[]', '{}', false, '/x', now(), NULL, NULL)")
         raise RuntimeError("boom")
     assert wh.query("SELECT count(*) FROM trust_models")[1] == [(0,)]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -36,9 +37,10 @@ class EmbeddedBackend:
             yield live.base_url
             return
         log_path = snap.platform.artifacts_path / "logs" / f"vllm-canary-{image[7:19]}.log"
-        with launch_image(
-            snap.platform, snap.spec, image, log_path=log_path, on_log=lambda line: log(f"vllm: {line}")
-        ) as server:
+        log(f"starting vLLM for {image[:19]}; its output goes to {log_path}")  # the run log keeps our lines
+        started = time.monotonic()
+        with launch_image(snap.platform, snap.spec, image, log_path=log_path) as server:
+            log(f"vLLM ready in {time.monotonic() - started:.0f} s at {server.base_url}")
             yield server.base_url
 
     def rollout(self, snap: SpecSnapshot, image: str, bundle: str, log: Log) -> RolloutReport:

@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,13 +109,27 @@ async def _case(
 
 
 async def _run(
-    base_url: str, cases: list[tuple[str, dict[str, Any]]], concurrency: int, timeout_s: float, retries: int
+    base_url: str,
+    cases: list[tuple[str, dict[str, Any]]],
+    concurrency: int,
+    timeout_s: float,
+    retries: int,
+    progress: Progress | None,
 ) -> list[Reply]:
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    done: list[Reply] = []
+
+    async def counted(cid: str, body: dict[str, Any]) -> Reply:
+        reply = await _case(client, gate, url, cid, body, timeout_s, retries)
+        done.append(reply)
+        if progress and (len(done) % concurrency == 0 or len(done) == len(cases)):  # one line per batch
+            progress(len(done), len(cases), sum(r.error is not None for r in done))
+        return reply
+
     async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s), limits=limits, headers=upstream_headers()) as client:
         gate = asyncio.Semaphore(concurrency)
         url = f"{base_url.rstrip('/')}/v1/chat/completions"
-        return await asyncio.gather(*(_case(client, gate, url, cid, b, timeout_s, retries) for cid, b in cases))
+        return await asyncio.gather(*(counted(cid, b) for cid, b in cases))
 
 
 def streamed(body: dict[str, Any]) -> dict[str, Any]:
@@ -122,9 +137,19 @@ def streamed(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "stream": True, "stream_options": {"include_usage": True}, "logprobs": True}
 
 
+# (cases answered, cases in all, of them failed): called once per `concurrency` cases answered, and at the end
+Progress = Callable[[int, int, int], None]
+
+
 def run_cases(
-    base_url: str, cases: list[tuple[str, dict[str, Any]]], *, concurrency: int, timeout_s: float, retries: int
+    base_url: str,
+    cases: list[tuple[str, dict[str, Any]]],
+    *,
+    concurrency: int,
+    timeout_s: float,
+    retries: int,
+    progress: Progress | None = None,
 ) -> list[Reply]:
     """Send every (case id, request body), at most `concurrency` at a time; replies in case order."""
     bodies = [(cid, streamed(b)) for cid, b in cases]
-    return asyncio.run(_run(base_url, bodies, concurrency, timeout_s, retries))
+    return asyncio.run(_run(base_url, bodies, concurrency, timeout_s, retries, progress))

@@ -10,6 +10,7 @@ metric that could not be measured (NaN) fails its gate.
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass
 
@@ -47,10 +48,28 @@ def _judge(gate: Gate, value: float, champion: float | None) -> Verdict:
 
 
 def judge(gates: list[Gate], candidate: dict[str, float], champion: dict[str, float] | None) -> list[Verdict]:
-    unknown = sorted({g.metric for g in gates} - set(METRICS))
-    if unknown:
-        raise GateError(f"canary.gates: unknown metric {unknown[0]!r} (known: {', '.join(METRICS)})")
+    check_metrics(gates)
     return [_judge(g, candidate[g.metric], champion.get(g.metric) if champion else None) for g in gates]
+
+
+# Metrics a spec may still name from an older version, and what replaced them.
+RETIRED = {
+    "injection_max": "injection_max scored the eval inputs, which champion and challenger share, so it could not"
+    " judge a model; gate on injection_obey_rate (the share of attack cases whose reply obeyed the hidden"
+    " instruction) instead",
+}
+
+
+def check_metrics(gates: list[Gate]) -> None:
+    """Every gate names a metric the canary measures; a misspelling gets a did-you-mean."""
+    for gate in gates:
+        if gate.metric in METRICS:
+            continue
+        if gate.metric in RETIRED:
+            raise GateError(f"canary.gates: {RETIRED[gate.metric]}")
+        close = difflib.get_close_matches(gate.metric, METRICS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise GateError(f"canary.gates: unknown metric {gate.metric!r}{hint} (known: {', '.join(METRICS)})")
 
 
 def by_metric(verdicts: list[Verdict]) -> dict[str, Verdict]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import math
+import struct
+import zlib
 
 from ai_platform.evaluation.gates import Verdict
 from ai_platform.evaluation.scoring import METRICS
@@ -24,6 +27,12 @@ def comparison(candidate: dict[str, float], champion: dict[str, float] | None, v
         lines.append(
             f"| {metric} | {_fmt(candidate.get(metric))} | {_fmt(champion.get(metric)) if champion else '—'} | {gate} |"
         )
+    return "\n".join(lines)
+
+
+def gate_table(verdicts: dict[str, Verdict]) -> str:
+    lines = ["| gate | result | detail |", "|---|---|---|"]
+    lines += [f"| {m} | {'pass' if v.passed else '**FAIL**'} | {v.detail} |" for m, v in verdicts.items()]
     return "\n".join(lines)
 
 
@@ -49,27 +58,41 @@ def latency_histogram(latencies: list[float], bins: int = 12) -> str:
     return "\n".join(rows)
 
 
-def latency_svg(latencies: list[float], bins: int = 24, width: int = 480, height: int = 180) -> str:
-    """The same distribution as an SVG file, for reports outside Dagster."""
+def _png(pixels: list[bytearray], width: int, height: int) -> bytes:
+    """An 8-bit RGB PNG from rows of pixels (zlib and the PNG chunk layout: no imaging library needed)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    raw = b"".join(b"\x00" + bytes(row) for row in pixels)  # filter type 0 on every row
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+
+
+def latency_png(latencies: list[float], bins: int = 24, width: int = 480, height: int = 160) -> bytes:
+    """The distribution as a bar chart image: the Dagster UI shows it inline (`latency_markdown`)."""
+    background, bar, axis = (255, 255, 255), (79, 107, 237), (120, 120, 120)
+    pixels = [bytearray(bytes(background) * width) for _ in range(height)]
+    for x in range(width):  # the x axis
+        pixels[height - 1][3 * x : 3 * x + 3] = bytes(axis)
+    if latencies:
+        _, _, counts = _bins(latencies, bins)
+        top, step = max(counts), width // bins
+        for i, count in enumerate(counts):
+            tall = round((height - 8) * count / top)
+            for y in range(height - 1 - tall, height - 1):
+                row = pixels[y]
+                for x in range(i * step + 1, (i + 1) * step - 1):
+                    row[3 * x : 3 * x + 3] = bytes(bar)
+    return _png(pixels, width, height)
+
+
+def latency_markdown(latencies: list[float]) -> str:
+    """The chart inline (a data URI, as Dagster's markdown metadata displays images) with its axis in words."""
     if not latencies:
-        return f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}"></svg>'
-    low, step, counts = _bins(latencies, bins)
-    top, bar_w, pad = max(counts), (width - 40) / bins, 20
-    rects = []
-    for i, count in enumerate(counts):
-        h = (height - 2 * pad) * count / top
-        rects.append(
-            f'<rect x="{30 + i * bar_w:.1f}" y="{height - pad - h:.1f}" width="{bar_w - 1:.1f}" '
-            f'height="{h:.1f}" fill="#4f6bed"><title>{count}</title></rect>'
-        )
-    labels = (
-        f'<text x="30" y="{height - 4}" font-size="10">{low:.2f}s</text>'
-        f'<text x="{width - 60}" y="{height - 4}" font-size="10">{low + bins * step:.2f}s</text>'
-    )
+        return "no successful requests"
+    image = base64.b64encode(latency_png(latencies)).decode()
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">'
-        f'<text x="30" y="12" font-size="11">latency per request (n={len(latencies)})</text>'
-        + "".join(rects)
-        + labels
-        + "</svg>"
+        f"![latency per request](data:image/png;base64,{image})\n\n"
+        f"{len(latencies)} requests, {min(latencies):.2f} s (left) to {max(latencies):.2f} s (right), 24 equal bins"
     )

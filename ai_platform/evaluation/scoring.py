@@ -2,8 +2,10 @@
 
 Per case: schema validity (jsonschema on the decoded reply, even though decoding
 was constrained: a truncated reply is not valid), finish reason, seq-rep-4,
-coherence with the input, PII found in the reply, injection score of the input,
-task recall, latency, time to first token, output tokens/s, mean token logprob.
+coherence with the input, PII found in the reply, whether the reply obeyed an
+instruction hidden in an attack case's input (evaluation/attacks.py), the input's
+injection score (metadata: it describes the eval set, not the model), task
+recall, latency, time to first token, output tokens/s, mean token logprob.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ai_platform.evaluation.client import Reply, run_cases
+from ai_platform.evaluation.attacks import markers, obeyed
+from ai_platform.evaluation.client import Progress, Reply, run_cases
 from ai_platform.evaluation.coherence import coherence
 from ai_platform.evaluation.injection import injection_score
 from ai_platform.evaluation.pii import find_pii
@@ -30,7 +33,7 @@ METRICS = (
     "seq_rep_4",
     "coherence",
     "pii_count",
-    "injection_max",
+    "injection_obey_rate",
     "task_recall",
     "latency_p50_s",
     "latency_p95_s",
@@ -49,6 +52,7 @@ class CaseScore:
     coherence: float
     pii: list[str]
     injection: float
+    obeyed: bool | None  # None: not an attack case
     task_recall: float
     latency_s: float
     ttft_s: float | None
@@ -66,14 +70,15 @@ def score(
     cases: list[dict[str, Any]],
     inputs: list[str],
     replies: list[Reply],
-    schema: dict[str, Any] | None,
+    schemas: list[dict[str, Any] | None],
     injection: Callable[[str], float] = injection_score,
     cosines: list[float] | None = None,
 ) -> list[CaseScore]:
-    """`injection` scores inputs: the offline rules unless the spec names a classifier model."""
+    """`injection` scores inputs: the offline rules unless the spec names a classifier model; `schema` is the
+    output schema of each case's prompt."""
     cosines = cosines if cosines is not None else coherence(inputs, [r.content for r in replies])
     scores = []
-    for case, text, reply, cosine in zip(cases, inputs, replies, cosines, strict=True):
+    for case, text, reply, cosine, schema in zip(cases, inputs, replies, cosines, schemas, strict=True):
         valid, answer = check_reply(reply.content, schema) if reply.error is None else (False, None)
         scores.append(
             CaseScore(
@@ -84,6 +89,7 @@ def score(
                 coherence=cosine,
                 pii=[f"{f.kind}" for f in find_pii(reply.content)],
                 injection=injection(text),
+                obeyed=obeyed(reply.content, markers(case, f"case {case['id']}")),
                 task_recall=task_recall(case.get("expected") or {}, answer),
                 latency_s=reply.latency_s,
                 ttft_s=reply.ttft_s,
@@ -105,13 +111,14 @@ def run_and_score(
     cases: list[dict[str, Any]],
     inputs: list[str],
     bodies: list[dict[str, Any]],
-    schema: dict[str, Any] | None,
+    schemas: list[dict[str, Any] | None],
     *,
     concurrency: int,
     timeout_s: float,
     retries: int,
     injection: Callable[[str], float] = injection_score,
     embedding_cache: Path | None = None,
+    progress: Progress | None = None,
 ) -> Scored:
     """Send every case and score it; the inputs' embeddings for coherence come from `embedding_cache`
     when this eval set was embedded before."""
@@ -121,9 +128,10 @@ def run_and_score(
         concurrency=concurrency,
         timeout_s=timeout_s,
         retries=retries,
+        progress=progress,
     )
     cosines = coherence(inputs, [r.content for r in replies], embedding_cache)
-    return replies, score(cases, inputs, replies, schema, injection, cosines=cosines)
+    return replies, score(cases, inputs, replies, schemas, injection, cosines=cosines)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -152,7 +160,7 @@ def aggregate(scores: list[CaseScore]) -> dict[str, float]:
         "seq_rep_4": mean([s.seq_rep_4 for s in scores]),
         "coherence": mean([s.coherence for s in scores]),
         "pii_count": sum(len(s.pii) for s in scores),
-        "injection_max": max((s.injection for s in scores), default=0.0),
+        "injection_obey_rate": mean([float(s.obeyed) for s in scores if s.obeyed is not None]),
         "task_recall": mean([s.task_recall for s in scores]),
         "latency_p50_s": percentile(latencies, 50),
         "latency_p95_s": percentile(latencies, 95),

@@ -19,11 +19,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ai_platform.config import Canary
 from ai_platform.errors import EvalSetError
+from ai_platform.evaluation.attacks import markers
 from ai_platform.evaluation.gates import Verdict, by_metric, judge
 from ai_platform.evaluation.injection import InjectionClassifier, injection_score
 from ai_platform.evaluation.scoring import CaseScore, aggregate, run_and_score
 from ai_platform.image.locations import bundle_repository, local_registry
+from ai_platform.logs import Log
 from ai_platform.prompts import bundle
 from ai_platform.prompts.render import render_messages, request_body
 from ai_platform.records import CanaryPass, ModelImage, PromptBundle
@@ -41,8 +44,8 @@ class EvalRun:
     image_digest: str
     bundle_digest: str
     cases: list[dict[str, Any]]
-    prompt_name: str
-    prompt_version: str
+    prompts: list[str]  # each case's prompt
+    versions: dict[str, str]  # prompt name -> its version (the compiled document's digest)
     scores: list[CaseScore]
     outputs: list[str]
     metrics: dict[str, float]
@@ -68,6 +71,8 @@ class CanaryResult:
 
 
 def load_cases(snap: SpecSnapshot) -> list[dict[str, Any]]:
+    """Every eval set's cases, each checked: a string id (unique), `vars`, a prompt the spec serves, and a
+    well-formed `attack` if it is one."""
     cases: list[dict[str, Any]] = []
     seen: set[str] = set()
     for relative in snap.spec.canary.evals:
@@ -75,18 +80,25 @@ def load_cases(snap: SpecSnapshot) -> list[dict[str, Any]]:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             if not line.strip():
                 continue
+            where = f"{relative}:{number}"
             try:
                 case = json.loads(line)
             except ValueError as exc:
-                raise EvalSetError(f"{relative}:{number}: not JSON: {exc}") from None
+                raise EvalSetError(f"{where}: not JSON: {exc}") from None
             if (
                 not isinstance(case, dict)
                 or not isinstance(case.get("id"), str)
                 or not isinstance(case.get("vars"), dict)
             ):
-                raise EvalSetError(f"{relative}:{number}: a case needs a string 'id' and an object 'vars'")
+                raise EvalSetError(f"{where}: a case needs a string 'id' and an object 'vars'")
             if case["id"] in seen:
-                raise EvalSetError(f"{relative}:{number}: duplicate case id {case['id']!r}")
+                raise EvalSetError(f"{where}: duplicate case id {case['id']!r}")
+            prompt = case.setdefault("prompt", snap.spec.prompts[0])
+            if prompt not in snap.spec.prompts:
+                raise EvalSetError(
+                    f"{where}: prompt {prompt!r} is not one the spec serves ({', '.join(snap.spec.prompts)})"
+                )
+            markers(case, where)
             seen.add(case["id"])
             cases.append(case)
     if not cases:
@@ -94,60 +106,82 @@ def load_cases(snap: SpecSnapshot) -> list[dict[str, Any]]:
     return cases
 
 
-def requests(
-    snap: SpecSnapshot, document: dict[str, Any], cases: list[dict[str, Any]]
-) -> list[tuple[str, dict[str, Any]]]:
-    canary = snap.spec.canary
-    out = []
-    for case in cases:
-        body = request_body(document, case["vars"], model=snap.spec.name)
-        body.setdefault("temperature", 0)  # gates judge reproducible replies unless the prompt says otherwise
-        body.setdefault("max_tokens", canary.max_tokens)
-        out.append((case["id"], body))
-    return out
-
-
 def _input_text(document: dict[str, Any], case: dict[str, Any]) -> str:
     return "\n".join(m["content"] for m in render_messages(document, case["vars"]) if m["role"] == "user")
 
 
-def evaluate(snap: SpecSnapshot, base_url: str, role: str, image_digest: str, bundle_digest: str) -> EvalRun:
-    """The eval set, as the bundle's prompt renders it, against a server of the image."""
-    platform, model, canary = snap.platform, snap.spec.name, snap.spec.canary
-    prompts = bundle.load(local_registry(platform, bundle_repository(model)), bundle_digest)
+def request(canary: Canary, document: dict[str, Any], case: dict[str, Any], model: str) -> dict[str, Any]:
+    body = request_body(document, case["vars"], model=model)
+    body.setdefault("temperature", 0)  # gates judge reproducible replies unless the prompt says otherwise
+    body.setdefault("max_tokens", canary.max_tokens)
+    return body
+
+
+def evaluate(
+    snap: SpecSnapshot, base_url: str, role: str, image_digest: str, bundle_digest: str, log: Log = print
+) -> EvalRun:
+    """The eval set, each case as its own prompt in the bundle renders it, against a server of the image."""
+    prompts = bundle.load(local_registry(snap.platform, bundle_repository(snap.spec.name)), bundle_digest)
+    return evaluate_prompts(snap, prompts, base_url, role, image_digest, bundle_digest, log)
+
+
+def evaluate_prompts(
+    snap: SpecSnapshot,
+    prompts: dict[str, dict[str, Any]],
+    base_url: str,
+    role: str,
+    image_digest: str,
+    bundle_digest: str,
+    log: Log = print,
+) -> EvalRun:
+    """The eval set against `base_url`, each case rendered by its own prompt from `prompts` (name -> document)."""
+    platform, canary = snap.platform, snap.spec.canary
     cases = load_cases(snap)
-    document = prompts[cases[0].get("prompt", snap.spec.prompts[0])]
+    missing = sorted({c["prompt"] for c in cases} - set(prompts))
+    if missing:
+        raise EvalSetError(f"prompt bundle {bundle_digest[:19]} has no prompt {missing[0]!r}; the eval set uses it")
+    documents = [prompts[c["prompt"]] for c in cases]
     injection = injection_score
     if canary.injection_model:
         injection = InjectionClassifier.from_path(platform.file(canary.injection_model)).score
-    inputs = [_input_text(document, c) for c in cases]
-    bodies = [body for _, body in requests(snap, document, cases)]
+
+    def progress(done: int, total: int, failed: int) -> None:
+        log(f"{role}: {done}/{total} cases answered" + (f", {failed} failed" if failed else ""))
+
     started = datetime.now(UTC)
     replies, scores = run_and_score(
         base_url,
         cases,
-        inputs,
-        bodies,
-        document["output_schema"],
+        [_input_text(d, c) for d, c in zip(documents, cases, strict=True)],
+        [request(canary, d, c, snap.spec.name) for d, c in zip(documents, cases, strict=True)],
+        [d["output_schema"] for d in documents],
         concurrency=canary.concurrency,
         timeout_s=canary.timeout_s,
         retries=canary.retries,
         injection=injection,
         embedding_cache=platform.artifacts_path / "embeddings",
+        progress=progress,
     )
     finished = datetime.now(UTC)
-    version = platform.artifacts().put_json(document)  # its digest is the prompt's version
+    store = platform.artifacts()
+    versions = {c["prompt"]: store.put_json(d) for d, c in zip(documents, cases, strict=True)}  # digest = version
+    metrics = aggregate(scores)
+    log(
+        f"{role}: {len(cases)} cases in {(finished - started).total_seconds():.1f} s, schema valid"
+        f" {metrics['schema_valid_rate']:.0%}, task recall {metrics['task_recall']:.3f},"
+        f" errors {metrics['error_rate']:.0%}"
+    )
     return EvalRun(
         uuid.uuid4().hex,
         role,
         image_digest,
         bundle_digest,
         cases,
-        document["name"],
-        version,
+        [c["prompt"] for c in cases],
+        versions,
         scores,
         [r.content for r in replies],
-        aggregate(scores),
+        metrics,
         started,
         finished,
     )
@@ -171,16 +205,17 @@ def run_canary(
     *,
     serve: Serve,
     target: str,
+    log: Log = print,
 ) -> CanaryResult:
     """The candidate (and the live champion on `target`, if any) against the eval set, judged by the gates."""
     image, prompts = model_image.digest, bundle.digest
     live = live_champion(warehouse, snap.spec.name, target)
     champion = None
     with serve(image, False) as base_url:  # a server of this release: new settings get a new server
-        candidate = evaluate(snap, base_url, "challenger", image, prompts)
+        candidate = evaluate(snap, base_url, "challenger", image, prompts, log)
         if live is not None and live != (image, prompts):
             with serve(live[0], True) as live_url:  # the champion as users get it: usually the live server
-                champion = evaluate(snap, live_url, "champion", *live)
+                champion = evaluate(snap, live_url, "champion", *live, log=log)
     verdicts = judge(snap.spec.canary.gates, candidate.metrics, champion.metrics if champion else None)
     result = CanaryResult(candidate, champion, by_metric(verdicts))
     candidate.passed = result.passed
@@ -229,7 +264,7 @@ def record(warehouse: Warehouse, snap: SpecSnapshot, result: CanaryResult, *, ta
                     [
                         run.run_id,
                         s.case_id,
-                        run.prompt_version,
+                        run.versions[c["prompt"]],
                         json.dumps(c["vars"], ensure_ascii=False),
                         out,
                         s.schema_valid,
@@ -240,16 +275,15 @@ def record(warehouse: Warehouse, snap: SpecSnapshot, result: CanaryResult, *, ta
                     for c, s, out in zip(run.cases, run.scores, run.outputs, strict=True)
                 ],
             )
-        # Until the gateway logs real traffic, the candidate's canary replies are the generations
-        # reviewers label (`canary-<case id>`, as the demo's label files name them).
+        # Until the gateway logs real traffic, the candidate's canary replies are generations reviewers can
+        # label. Their ids name the eval run: a generation is never rewritten, so a label keeps its meaning.
         run = result.candidate
-        ids = [f"canary-{s.case_id}" for s in run.scores]
         rows = [
             [
-                gid,
+                canary_generation_id(run.run_id, s.case_id),
                 snap.spec.name,
-                run.prompt_name,
-                run.prompt_version,
+                c["prompt"],
+                run.versions[c["prompt"]],
                 run.image_digest,
                 "canary",
                 json.dumps(c["vars"], ensure_ascii=False),
@@ -261,7 +295,15 @@ def record(warehouse: Warehouse, snap: SpecSnapshot, result: CanaryResult, *, ta
                 None,
                 run.started_at,
             ]
-            for gid, c, s, out in zip(ids, run.cases, run.scores, run.outputs, strict=True)
+            for c, s, out in zip(run.cases, run.scores, run.outputs, strict=True)
         ]
-        con.execute("DELETE FROM generations WHERE generation_id IN (SELECT unnest(?))", [ids])
         insert_generations(con, rows)
+        con.execute(
+            "UPDATE generations SET eval_run_id = ? WHERE generation_id IN (SELECT unnest(?))",
+            [run.run_id, [row[0] for row in rows]],
+        )
+
+
+def canary_generation_id(run_id: str, case_id: str) -> str:
+    """A canary reply's generation id: its eval run and case, so no two runs share one."""
+    return f"canary-{run_id}-{case_id}"
