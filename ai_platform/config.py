@@ -7,12 +7,14 @@ before returning anything.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
 from ai_platform.artifacts import ArtifactStore, FolderStore
@@ -65,17 +67,63 @@ class Storage(Strict):
         return self.warehouse if self.warehouse.startswith("ducklake:") else str(under(home, self.warehouse))
 
 
+def loopback(hostname: str) -> bool:
+    """Whether `hostname` (no port, no brackets) is this machine: localhost, 127.0.0.0/8 or ::1."""
+    if hostname.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(hostname).is_loopback
+    except ValueError:
+        return False
+
+
 class Registry(Strict):
-    """`oci-layout://PATH` (embedded default) or `https://host[/prefix]` (any OCI registry)."""
+    """`oci-layout://PATH` (embedded default) or `https://host[/prefix]` (any OCI registry); `http://` and
+    `insecure` (plain HTTP) only for a registry on this machine's loopback.
+
+    `token_realms`: hosts besides the registry's own that may receive the registry credentials when the
+    registry sends the client to a token service there (e.g. `gitlab.com` for `registry.gitlab.com`); always
+    over https. Docker Hub's `auth.docker.io` is known without naming it.
+    """
 
     url: str = "oci-layout://registry"
     insecure: bool = False
+    token_realms: list[str] = Field(default_factory=list)
 
-    @model_validator(mode="after")
-    def _scheme(self) -> Registry:
-        if not re.match(r"^(oci-layout|https?)://.+", self.url):
+    @field_validator("url")
+    @classmethod
+    def _scheme(cls, url: str) -> str:
+        if not re.match(r"^(oci-layout|https?)://.+", url):
             raise ValueError("url must start with oci-layout://, https:// or http://")
-        return self
+        hostname = urlsplit(url).hostname or ""
+        if url.startswith("http://") and not loopback(hostname):
+            raise ValueError(
+                f"plain http:// is for a registry on loopback only (localhost, 127.0.0.0/8, ::1), not {hostname!r}:"
+                " its traffic and credentials would cross the network unencrypted; use https://"
+            )
+        return url
+
+    @field_validator("insecure")
+    @classmethod
+    def _insecure_on_loopback(cls, insecure: bool, info: ValidationInfo) -> bool:
+        url = info.data.get("url", "")
+        hostname = urlsplit(url).hostname or ""
+        if insecure and not url.startswith("oci-layout://") and not loopback(hostname):
+            raise ValueError(
+                f"plain HTTP is for a registry on loopback only (localhost, 127.0.0.0/8, ::1), not {hostname!r};"
+                " remove it and serve the registry over https"
+            )
+        return insecure
+
+    @field_validator("token_realms")
+    @classmethod
+    def _host_names(cls, hosts: list[str]) -> list[str]:
+        for host in hosts:
+            if not re.match(r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$", host):
+                raise ValueError(
+                    f"{host!r} is not a host name: name the token service's host only (no scheme, port or path)"
+                )
+        return [host.lower() for host in hosts]
 
 
 class Toleration(Strict):
@@ -445,7 +493,7 @@ class Platform(BaseModel):
         from ai_platform.oci.store import registry_store
 
         registry = self.config.registry
-        return registry_store(registry.url, self.artifacts_path, registry.insecure)
+        return registry_store(registry.url, self.artifacts_path, registry.insecure, tuple(registry.token_realms))
 
     @property
     def gateway_keys_path(self) -> Path:

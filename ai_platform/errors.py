@@ -92,6 +92,15 @@ class ImageError(PlatformError):
     """An OCI layout, image or registry exchange is missing, malformed, or does not match its digest."""
 
 
+class DigestMismatchError(ImageError):
+    """A manifest or blob does not hash to the digest asked for, or the registry names another digest for it."""
+
+
+class RegistryAuthError(ImageError):
+    """Registry credentials would go where they must not: a token realm on a host nobody configured, or plain
+    HTTP to a host that is not loopback."""
+
+
 class TransientRegistryError(ImageError):
     """The connection failed or the registry answered 429 or 5xx: the exchange is worth another try."""
 

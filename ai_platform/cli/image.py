@@ -65,7 +65,14 @@ def image_push(args: argparse.Namespace) -> None:
     from ai_platform.oci.registry import Reference, push
 
     path, tag = _layout_and_tag(args.layout)
-    done = push(OciLayout(path), tag, Reference.parse(args.ref), insecure=args.insecure, chunk_size=args.chunk_size)
+    done = push(
+        OciLayout(path),
+        tag,
+        Reference.parse(args.ref),
+        insecure=args.insecure,
+        chunk_size=args.chunk_size,
+        token_realms=args.token_realm,
+    )
     emit(
         args,
         {
@@ -85,7 +92,7 @@ def image_pull(args: argparse.Namespace) -> None:
     from ai_platform.oci.registry import Reference, pull
 
     path, tag = _layout_and_tag(args.layout)
-    done = pull(Reference.parse(args.ref), OciLayout(path), tag, insecure=args.insecure)
+    done = pull(Reference.parse(args.ref), OciLayout(path), tag, insecure=args.insecure, token_realms=args.token_realm)
     emit(
         args,
         {
@@ -126,3 +133,10 @@ def add(areas: Areas) -> None:
             p.add_argument("ref", metavar="REF", help="HOST[:PORT]/REPOSITORY[:TAG|@DIGEST]")
             p.add_argument("layout", metavar="LAYOUT[:TAG]")
         p.add_argument("--insecure", action="store_true", help="plain HTTP (loopback registries are plain already)")
+        p.add_argument(
+            "--token-realm",
+            action="append",
+            default=[],
+            metavar="HOST",
+            help="a token service on another host that may receive the registry credentials (repeatable)",
+        )

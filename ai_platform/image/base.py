@@ -10,6 +10,7 @@ image's manifest stays a plain OCI one.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +47,7 @@ class BaseImage:
         return list(self.config["rootfs"]["diff_ids"])
 
 
-def fetch(layout: OciLayout, name: str, *, insecure: bool = False) -> BaseImage:
+def fetch(layout: OciLayout, name: str, *, insecure: bool = False, token_realms: Iterable[str] = ()) -> BaseImage:
     """Pull base `name` (HOST/REPOSITORY@sha256:…) into `layout` and read it back."""
     ref = Reference.parse(name)
     if ref.digest is None:
@@ -55,7 +56,7 @@ def fetch(layout: OciLayout, name: str, *, insecure: bool = False) -> BaseImage:
     try:
         digest = layout.resolve(tag).digest
     except ImageError:
-        digest = pull(ref, layout, tag, insecure=insecure, platform=PLATFORM).digest
+        digest = pull(ref, layout, tag, insecure=insecure, platform=PLATFORM, token_realms=token_realms).digest
     return read(layout, name, digest)
 
 

@@ -44,5 +44,6 @@ def publish(platform: Platform, layout: OciLayout, repository: str, descriptor: 
     dest = remote(platform, repository, tag)
     if dest is None:
         return None
-    scheme_http = platform.config.registry.url.startswith("http://")
-    return push(layout, tag, dest, insecure=platform.config.registry.insecure or scheme_http)
+    registry = platform.config.registry
+    insecure = registry.insecure or registry.url.startswith("http://")
+    return push(layout, tag, dest, insecure=insecure, token_realms=registry.token_realms)

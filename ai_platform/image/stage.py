@@ -62,7 +62,7 @@ def build_model_image(snap: SpecSnapshot, quantized: QuantizedWeights, raw: RawW
     known = {f["path"]: f["sha256"] for f in manifest["files"]}
     layout = local_registry(snap.platform, snap.spec.name)
     weights = snap.weights_commit or snap.commit
-    base = snap.spec.image.base
+    base, registry = snap.spec.image.base, snap.platform.config.registry
     built = image_build.build(
         layout,
         store.folder(quantized.folder),
@@ -72,7 +72,9 @@ def build_model_image(snap: SpecSnapshot, quantized: QuantizedWeights, raw: RawW
         annotations=provenance(snap, quantized, raw),
         known_sha256=known,
         tags=["latest"],
-        base=image_base.fetch(layout, base, insecure=snap.platform.config.registry.insecure) if base else None,
+        base=image_base.fetch(layout, base, insecure=registry.insecure, token_realms=registry.token_realms)
+        if base
+        else None,
     )
     pushed = publish(snap.platform, layout, snap.spec.name, built.descriptor)
     where = remote(snap.platform, snap.spec.name, digest_tag(built.digest))

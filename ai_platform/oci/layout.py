@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ai_platform.artifacts import atomic_write, canonical_json, sha256_hex
-from ai_platform.errors import ImageError
+from ai_platform.errors import DigestMismatchError, ImageError
 
 MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 INDEX = "application/vnd.oci.image.index.v1+json"
@@ -121,7 +121,7 @@ class BlobWriter:
         digest = f"sha256:{self.hash.hexdigest()}"
         if expect and digest != expect:
             self.path.unlink(missing_ok=True)
-            raise ImageError(f"blob content hashes to {digest}, expected {expect}")
+            raise DigestMismatchError(f"blob content hashes to {digest}, expected {expect}")
         final = self.layout.blob_path(digest)
         if final.is_file():
             self.path.unlink()

@@ -16,7 +16,12 @@ TLS is on by default; plain HTTP only for loopback hosts (as docker and skopeo
 treat them) or when asked. Credentials come from the environment
 (`AI_PLATFORM_REGISTRY_USERNAME` / `_PASSWORD` for basic auth and token
 requests, or `AI_PLATFORM_REGISTRY_TOKEN`), answer a Basic or Bearer
-challenge, and are never logged. A dropped connection or a 429/5xx answer
+challenge, and are never logged. They go only to the registry's own host or a
+token realm on a host named in `token_realms` (platform.yaml
+`registry.token_realms`), and never over plain HTTP to a host that is not
+loopback: a registry cannot send them elsewhere with its WWW-Authenticate.
+A manifest or blob that does not hash to the digest asked for, or that the
+registry's Docker-Content-Digest names otherwise, is refused. A dropped connection or a 429/5xx answer
 starts that exchange (one blob or manifest) over, up to four times in all,
 honouring Retry-After; any other refusal fails at once, with the registry's
 own error text.
@@ -26,21 +31,21 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import ipaddress
 import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from ai_platform.errors import ImageError, TransientRegistryError
+from ai_platform.config import loopback
+from ai_platform.errors import DigestMismatchError, ImageError, RegistryAuthError, TransientRegistryError
 from ai_platform.oci.layout import INDEX, MANIFEST, Descriptor, OciLayout
 
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
@@ -48,6 +53,8 @@ DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 ACCEPT = ", ".join([MANIFEST, INDEX, DOCKER_MANIFEST, DOCKER_LIST])
 # Docker Hub's references say docker.io; its distribution API answers elsewhere.
 API_HOSTS = {"docker.io": "registry-1.docker.io", "index.docker.io": "registry-1.docker.io"}
+# Token services known to belong to a registry on another host (others: platform.yaml registry.token_realms).
+KNOWN_REALMS = {"registry-1.docker.io": ("auth.docker.io",)}
 REFERENCE = re.compile(
     r"^(?P<host>[a-zA-Z0-9.-]+(?::\d+)?)/(?P<repo>[a-z0-9]+(?:[._/-][a-z0-9]+)*)"
     r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9._-]{0,127}))?(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
@@ -86,13 +93,8 @@ class Reference:
 
 
 def _is_loopback(host: str) -> bool:
-    name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
+    """Whether `host` (HOST[:PORT]) is this machine's loopback."""
+    return loopback(urlsplit(f"//{host}").hostname or "")
 
 
 @dataclass
@@ -105,9 +107,15 @@ class Transfer:
 
 
 class RegistryClient:
-    def __init__(self, host: str, *, insecure: bool = False, timeout_s: float = 300.0) -> None:
+    def __init__(
+        self, host: str, *, insecure: bool = False, timeout_s: float = 300.0, token_realms: Iterable[str] = ()
+    ) -> None:
         scheme = "http" if insecure or _is_loopback(host) else "https"
         self.base = f"{scheme}://{API_HOSTS.get(host, host)}"
+        hostname = urlsplit(self.base).hostname or ""
+        self.token_realms = tuple(token_realms)
+        # Where the credentials may go: the registry's own host, and the token services named for it
+        self.realms = {hostname, *KNOWN_REALMS.get(hostname, ()), *(h.lower() for h in self.token_realms)}
         self.http = httpx.Client(timeout=timeout_s, follow_redirects=True)
         self.username = os.environ.get("AI_PLATFORM_REGISTRY_USERNAME")
         self.password = os.environ.get("AI_PLATFORM_REGISTRY_PASSWORD")
@@ -150,16 +158,24 @@ class RegistryClient:
         challenge = response.headers.get("WWW-Authenticate", "")
         scheme, _, params = challenge.partition(" ")
         if scheme.lower() == "basic" and self.username:
+            self._may_send_credentials(self.base)
             raw = f"{self.username}:{self.password or ''}".encode()
             self.authorization = f"Basic {base64.b64encode(raw).decode()}"
             return True
         if scheme.lower() == "bearer":
             fields = dict(re.findall(r'(\w+)="([^"]*)"', params))
-            auth = httpx.BasicAuth(self.username, self.password or "") if self.username else None
+            realm = fields.get("realm", "")
+            auth = None
+            if self.username:  # without credentials there is nothing to keep from a realm
+                self._may_send_credentials(realm)
+                auth = httpx.BasicAuth(self.username, self.password or "")
             query = {k: v for k, v in fields.items() if k in ("service", "scope")}
-            got = self.http.get(fields.get("realm", ""), params=query, auth=auth)
+            try:
+                got = self.http.get(realm, params=query, auth=auth)
+            except httpx.HTTPError as exc:
+                raise TransientRegistryError(f"token request to {realm}: {type(exc).__name__}: {exc}") from None
             if got.status_code != 200:
-                raise ImageError(f"token request to {fields.get('realm')}: HTTP {got.status_code}")
+                raise ImageError(f"token request to {realm}: HTTP {got.status_code}")
             body = got.json()
             self.authorization = f"Bearer {body.get('token') or body.get('access_token')}"
             return True
@@ -208,16 +224,44 @@ class RegistryClient:
                 if response.status_code != 200:
                     response.read()
                     raise _refusal(f"GET blob {digest}", response)
+                named = response.headers.get("Docker-Content-Digest")
+                if named and named != digest:
+                    raise DigestMismatchError(
+                        f"GET blob {digest} from {self.base}: the registry names it Docker-Content-Digest {named};"
+                        " refused: a registry that names other bytes than it was asked for is not trusted"
+                    )
                 with layout.blob_writer("application/octet-stream") as writer:  # a torn download is discarded
                     for part in response.iter_bytes(CHUNK):
                         writer.write(part)
-                    writer.commit(expect=digest)
+                    try:
+                        writer.commit(expect=digest)
+                    except DigestMismatchError as exc:
+                        raise DigestMismatchError(f"GET blob {digest} from {self.base}: {exc}; refused") from None
                     return writer.size
         except httpx.HTTPError as exc:
             raise TransientRegistryError(f"GET blob {digest}: {type(exc).__name__}: {exc}") from None
 
     def _auth_headers(self) -> dict[str, str]:
-        return {"Authorization": self.authorization} if self.authorization else {}
+        if not self.authorization:
+            return {}
+        self._may_send_credentials(self.base)
+        return {"Authorization": self.authorization}
+
+    def _may_send_credentials(self, url: str) -> None:
+        """Refuse unless `url` is on the registry's host or a configured token realm's, over https (or loopback)."""
+        parts = urlsplit(url)
+        hostname = (parts.hostname or "").lower()
+        if parts.scheme != "https" and not (parts.scheme == "http" and loopback(hostname)):
+            raise RegistryAuthError(
+                f"{self.base}: refusing to send the registry credentials to {url!r}: not https, and"
+                f" {hostname!r} is not loopback (plain HTTP is for loopback only); credentials go over https only"
+            )
+        if hostname not in self.realms:
+            raise RegistryAuthError(
+                f"{self.base}: the registry sends the client to a token service on another host, {url!r};"
+                " refusing to send the registry credentials there. If it is the registry's own token service, name"
+                f" {hostname!r} in platform.yaml registry.token_realms (ai-platform image: --token-realm {hostname})"
+            )
 
 
 def _with_digest(location: str, digest: str) -> str:
@@ -268,6 +312,7 @@ def push(
     insecure: bool = False,
     chunk_size: int | None = None,
     workers: int = 4,
+    token_realms: Iterable[str] = (),
 ) -> Transfer:
     """Send the tagged image's blobs the registry lacks, then its manifest as is."""
     source = _source(layout, tag)
@@ -275,7 +320,7 @@ def push(
     manifest = json.loads(manifest_bytes)
     blobs = [Descriptor.from_json(manifest["config"]), *map(Descriptor.from_json, manifest["layers"])]
     result = Transfer(source.digest)
-    client = RegistryClient(dest.host, insecure=insecure)
+    client = RegistryClient(dest.host, insecure=insecure, token_realms=token_realms)
     try:
 
         def send(blob: Descriptor) -> tuple[Descriptor, bool]:
@@ -323,13 +368,14 @@ def pull(
     *,
     insecure: bool = False,
     platform: tuple[str, str] | None = None,
+    token_realms: Iterable[str] = (),
 ) -> Transfer:
     """Fetch a manifest and its blobs into a layout, every byte held to its digest.
 
     An image index (multi-platform) is refused unless `platform` (os, architecture)
     names the one of its manifests to fetch.
     """
-    client = RegistryClient(ref.host, insecure=insecure)
+    client = RegistryClient(ref.host, insecure=insecure, token_realms=token_realms)
     try:
         body, media_type = _manifest(client, ref)
         if media_type in (INDEX, DOCKER_LIST):
@@ -373,8 +419,13 @@ def manifest_bytes(client: RegistryClient, ref: Reference) -> tuple[bytes, str] 
         return None
     body = got.content
     digest = f"sha256:{hashlib.sha256(body).hexdigest()}"
-    if digest != (ref.digest or got.headers.get("Docker-Content-Digest", digest)):
-        raise ImageError(f"{ref}: the manifest hashes to {digest}, not what the registry named")
+    if ref.digest and digest != ref.digest:
+        raise DigestMismatchError(f"{ref}: the registry answered a manifest that hashes to {digest}, not {ref.digest}")
+    named = got.headers.get("Docker-Content-Digest")
+    if named and named != digest:
+        raise DigestMismatchError(
+            f"{ref}: the registry names the manifest Docker-Content-Digest {named}, but its bytes hash to {digest}"
+        )
     return body, got.headers.get("Content-Type", MANIFEST).split(";")[0]
 
 

@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -36,17 +37,18 @@ EMPTY_CONFIG = {"mediaType": EMPTY, "digest": f"sha256:{sha256_hex(b'{}')}", "si
 
 
 @cache
-def registry_store(url: str, cache: Path, insecure: bool) -> RegistryStore:
+def registry_store(url: str, cache: Path, insecure: bool, token_realms: tuple[str, ...] = ()) -> RegistryStore:
     """The store of one registry and cache, one per process: its HTTP client keeps its connections and its login
     across the many reads and writes of a stage, instead of a new client for each."""
-    return RegistryStore(url, cache, insecure=insecure)
+    return RegistryStore(url, cache, insecure=insecure, token_realms=token_realms)
 
 
 class RegistryStore:
-    def __init__(self, url: str, cache: Path, *, insecure: bool = False) -> None:
+    def __init__(self, url: str, cache: Path, *, insecure: bool = False, token_realms: Iterable[str] = ()) -> None:
         host_and_prefix = url.split("://", 1)[1].rstrip("/")
         self.reference = Reference.parse(f"{host_and_prefix}/{REPOSITORY}")
-        self.client = RegistryClient(self.reference.host, insecure=insecure or url.startswith("http://"))
+        http = insecure or url.startswith("http://")
+        self.client = RegistryClient(self.reference.host, insecure=http, token_realms=token_realms)
         self.cache = OciLayout(cache)
 
     @property
@@ -117,7 +119,8 @@ class RegistryStore:
             raise ImageError(f"{reference}: not an artifact of {self.reference.host} named by digest")
         layout = OciLayout(self.cache.root / "pulled" / ref.repository)
         if not layout.has_blob(ref.digest):
-            pull(ref, layout, tag=ref.digest.replace(":", "-"), insecure=self.client.base.startswith("http://"))
+            http = self.client.base.startswith("http://")
+            pull(ref, layout, tag=ref.digest.replace(":", "-"), insecure=http, token_realms=self.client.token_realms)
         return layout
 
     # -- folders

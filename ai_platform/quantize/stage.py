@@ -138,7 +138,7 @@ def job_for(snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice)
         }
     registry = snap.platform.config.registry  # the workload fetches its inputs and keeps its output there
     return job | {
-        "store": {"url": registry.url, "insecure": registry.insecure},
+        "store": {"url": registry.url, "insecure": registry.insecure, "token_realms": registry.token_realms},
         "input_dir": verified.folder,
         "input_manifest": verified.digest,
         "calibration_files": [store.put_bytes(f.read_bytes()) for f in files],

@@ -121,7 +121,9 @@ def _store(job: dict[str, Any]) -> RegistryStore | None:
         return None
     from ai_platform.oci.store import RegistryStore
 
-    return RegistryStore(job["store"]["url"], Path(job["output_root"]).parent, insecure=job["store"]["insecure"])
+    store = job["store"]
+    cache = Path(job["output_root"]).parent
+    return RegistryStore(store["url"], cache, insecure=store["insecure"], token_realms=store.get("token_realms", ()))
 
 
 def _inputs(job: dict[str, Any], store: RegistryStore | None, log: Log) -> tuple[Path, Path, list[Path]]:
