@@ -94,3 +94,19 @@ def home_of(args: argparse.Namespace) -> Path:
     if not home:
         raise PlatformError("no platform home: pass --home DIR or set AI_PLATFORM_HOME")
     return Path(home)
+
+
+def check_model_here(home: Path, model: str) -> None:
+    """`model` is one this machine knows: a rollout state or pin in `home`, or a spec on $AI_PLATFORM_REPO's branch."""
+    from ai_platform.changes import local_repo
+    from ai_platform.known_models import check_model, known_models
+
+    repo, branch = os.environ.get("AI_PLATFORM_REPO"), os.environ.get("AI_PLATFORM_BRANCH", "main")
+    where = f"the rollout states and pinned specs in {home}"
+    if repo:
+        known = known_models(home, local_repo(repo, home), branch)
+        where += f" and the model specs in {repo} at {branch}"
+    else:
+        known = known_models(home)
+        where += "; set AI_PLATFORM_REPO to include the platform repo's model specs"
+    check_model(model, known, where)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from ai_platform.cli.common import Areas, command, emit, home_of
+from ai_platform.cli.common import Areas, check_model_here, command, emit, home_of
 from ai_platform.config import PINNED_IMAGE, Platform
 from ai_platform.errors import ConfigError, MissingArtifactError, ServingError
 
@@ -27,7 +27,9 @@ def rollout_rollback(args: argparse.Namespace) -> None:
     from ai_platform.backend import for_config
     from ai_platform.specs import pinned_spec
 
-    snap = pinned_spec(home_of(args), args.model)
+    home = home_of(args)
+    check_model_here(home, args.model)
+    snap = pinned_spec(home, args.model)
     done = for_config(snap.platform.config).rollback(snap, lambda m: print(m, file=sys.stderr))
     emit(
         args,
@@ -39,18 +41,23 @@ def rollout_rollback(args: argparse.Namespace) -> None:
 def rollout_stop(args: argparse.Namespace) -> None:
     from ai_platform.rollout.local import stop
 
-    stop(home_of(args), args.model, log=lambda m: print(m, file=sys.stderr))
-    emit(args, {"model": args.model, "stopped": True}, f"{args.model}: stopped")
+    home = home_of(args)
+    check_model_here(home, args.model)
+    stopped = stop(home, args.model, log=lambda m: print(m, file=sys.stderr))
+    human = f"{args.model}: stopped {stopped}" if stopped else f"{args.model}: nothing live to stop"
+    emit(args, {"model": args.model, "stopped": stopped}, human)
 
 
 def rollout_render(args: argparse.Namespace) -> None:
     from ai_platform.config import load_platform
+    from ai_platform.known_models import check_model
     from ai_platform.rollout import cluster_gateway, rbac
     from ai_platform.rollout.kubernetes import deployment, render, scaled_object
 
     platform = load_platform(
         Path(args.repo), home=Path(os.environ.get("AI_PLATFORM_HOME") or Path(args.repo) / ".state")
     )
+    check_model(args.model, platform.models, f"the model specs in {args.repo}")
     spec = platform.model(args.model)
     image_ref, bundle = shipped(platform, spec.name, args.image, args.bundle)
     manifests = render(platform, spec, image_ref, bundle, args.color, args.live or args.color)

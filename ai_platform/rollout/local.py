@@ -173,11 +173,14 @@ def rollback(snap: SpecSnapshot, log: Log = print) -> Rollout:
     return replace(result, kind="rollback")
 
 
-def stop(home: Path, model: str, log: Log = print) -> None:
-    """Stop a model's live color and clear its state (for `make demo-stop` and tests)."""
+def stop(home: Path, model: str, log: Log = print) -> str | None:
+    """Stop a model's live color and clear it from the state (for `make demo-stop` and tests): the color
+    stopped, or None when nothing was live (and then nothing is written)."""
     state = load(home, model)
-    if state.live:
-        stop_pid(state.live.pid)
-        log(f"{model}: stopped {state.live.color}")
+    if state.live is None:
+        return None
+    stop_pid(state.live.pid)
+    log(f"{model}: stopped {state.live.color}")
     save(home, replace(state, live=None))
     _reload_gateway(home, log)
+    return state.live.color
