@@ -142,11 +142,12 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
         on_log=log,
         log_path=platform.artifacts_path / "logs" / f"vllm-{model}-{color}.log",
     )
-    new = Color(color, server.base_url, server.pid, image, bundle, str(bundle_layout.root), uuid.uuid4().hex, release)
+    layout_root, deployment_id = str(bundle_layout.root), uuid.uuid4().hex
+    new = Color(color, server.base_url, server.pid, image, bundle, layout_root, deployment_id, release, server.identity)
     try:
         _warm(new, snap, documents)
     except (httpx.HTTPError, ServingError) as exc:
-        stop_pid(server.pid)
+        server.stop()
         raise ServingError(
             f"{color} failed its warm-up requests; {live.color if live else 'nothing'} stays live: {exc}"
         ) from None
@@ -158,8 +159,8 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
     drained = True
     if live is not None:
         drained = _drain(home, live, log)
-        stop_pid(live.pid)
-        log(f"{live.color} ({live.image[:19]}) drained and stopped")
+        if stop_pid(live.pid, live.started, log=log):
+            log(f"{live.color} ({live.image[:19]}) drained and stopped")
     _record(warehouse, snap, new, reason)
     return Rollout(state, "model", switch_s, drained)
 
@@ -179,8 +180,10 @@ def stop(home: Path, model: str, log: Log = print) -> str | None:
     state = load(home, model)
     if state.live is None:
         return None
-    stop_pid(state.live.pid)
-    log(f"{model}: stopped {state.live.color}")
+    # a pid that now names another process is left alone: that colour counts as not running, and is cleared
+    stopped = stop_pid(state.live.pid, state.live.started, log=log)
+    if stopped:
+        log(f"{model}: stopped {state.live.color}")
     save(home, replace(state, live=None))
     _reload_gateway(home, log)
-    return state.live.color
+    return state.live.color if stopped else None

@@ -30,6 +30,7 @@ class Color:
     bundle_layout: str  # where the gateway loads the bundle from
     deployment_id: str
     release: str = ""  # serving/release.py: image, server settings, runtime ("" from an older platform)
+    started: str = ""  # vllm.process_identity of `pid` when it started ("" from an older platform)
 
 
 # Fields a state file written by an older platform may lack: they take their defaults.

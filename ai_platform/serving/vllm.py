@@ -4,7 +4,9 @@ Why this shape (docs/architecture.md, "Three environments"): `vllm serve` fails 
 `python -m vllm.entrypoints.openai.api_server` from the serve environment's own
 interpreter. Children inherit ignored SIGINT/SIGTERM from some shells, so the
 dispositions are reset before exec; the server is stopped by PID with SIGTERM,
-then SIGKILL for its whole process group after a grace period.
+then SIGKILL for its whole process group after a grace period. A detached server's
+PID is kept with its identity (boot id and start time): a PID that now names another
+process (reused after a reboot or a long pause) is never signalled.
 """
 
 from __future__ import annotations
@@ -31,12 +33,15 @@ from ai_platform.config import ModelSpec, Platform, Serving
 from ai_platform.errors import ServingError
 from ai_platform.image.locations import local_registry
 from ai_platform.image.unpack import unpack
+from ai_platform.logs import Log
 from ai_platform.serving.runtime import checkpoint_scheme, preflight, probe_env
 
 Device = Literal["cpu", "gpu"]
 # The serve environment `make envs` builds beside the platform's (docs/architecture.md).
 SERVE_PYTHON = Path(__file__).resolve().parents[2] / ".venvs" / "serve" / "bin" / "python"
 CPU_BLOCK_MULTIPLE = 32  # vLLM CPU_ATTN kernel: "No common block size for 16 (CPU_ATTN: [MultipleOf(32)])"
+VLLM_ENTRYPOINT = "vllm.entrypoints.openai.api_server"  # what `launch` runs, as `python -m`
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -113,6 +118,11 @@ class VllmServer:
     def pid(self) -> int:
         return self.process.pid
 
+    @property
+    def identity(self) -> str:
+        """`process_identity` of the server: kept beside its PID by whoever stops it later by PID."""
+        return process_identity(self.process.pid) or ""
+
     def log_text(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace") if self.log_path.exists() else ""
 
@@ -152,8 +162,61 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def stop_pid(pid: int, grace_s: float = 20.0) -> None:
-    """Stop a server this process did not start (a detached color): SIGTERM by PID, then SIGKILL its group."""
+def process_identity(pid: int) -> str | None:
+    """What tells process `pid` from a later one given the same PID: this boot's id and the process's start time
+    (field 22 of /proc/<pid>/stat, clock ticks after boot), as `BOOT:TICKS`. None: no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        boot = BOOT_ID.read_text().strip()
+    except OSError:
+        return None
+    # field 2, the command name in parentheses, may hold spaces and ")": field 3 on follow its last ") "
+    return f"{boot}:{stat.rsplit(') ', 1)[1].split()[19]}"
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace").rstrip("\0").split("\0")
+    except OSError:
+        return []
+
+
+def _not_ours(pid: int, identity: str, command: str) -> str | None:
+    """Why `pid` must not be signalled (another process has it now), or None when it is the one we started."""
+    if identity:
+        now = process_identity(pid)
+        if now == identity:
+            return None
+        return (
+            f"pid {pid} not signalled: its start time ({now}) is not the one recorded when the server was started"
+            f" ({identity}), so the pid now belongs to another process (reused after a reboot or a restart);"
+            " the server counts as not running"
+        )
+    args = _cmdline(pid)
+    if command in args:
+        return None
+    return (
+        f"pid {pid} not signalled: the state file (written by an older platform) records no start time, and the"
+        f" process is not the {command} the platform launches (its command line: {' '.join(args)[:120]!r});"
+        " the server counts as not running"
+    )
+
+
+def stop_pid(
+    pid: int, identity: str = "", grace_s: float = 20.0, *, log: Log = print, command: str = VLLM_ENTRYPOINT
+) -> bool:
+    """Stop a server this process did not start (a detached color): SIGTERM by PID, then SIGKILL its group.
+
+    Only while `pid` is still that server: its `process_identity` equals `identity` (or, with no identity, as
+    in state files of older platforms, its command line runs `command`). Otherwise nothing is signalled, the
+    reason is logged, and the answer is False. True: stopped, or already gone.
+    """
+    if not pid_alive(pid):
+        return True
+    refused = _not_ours(pid, identity, command)
+    if refused:
+        log(refused)
+        return False
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
@@ -161,6 +224,7 @@ def stop_pid(pid: int, grace_s: float = 20.0) -> None:
         time.sleep(0.2)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+    return True
 
 
 def launch(
@@ -206,7 +270,7 @@ def launch(
     command = [
         str(python),
         "-m",
-        "vllm.entrypoints.openai.api_server",
+        VLLM_ENTRYPOINT,
         *server_args(model_dir, name, serving, device, host, port),
     ]
     log_file = log_path.open("wb")
