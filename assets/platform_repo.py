@@ -2,9 +2,18 @@
 
 import dagster as dg
 
+from ai_platform.validate import problems
 from assets import versions
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
+
+SPEC_VALID = dg.AssetCheckSpec(
+    "spec_valid",
+    asset="model_spec",
+    blocking=True,
+    description="Every prompt the spec uses compiles, every gate names a metric the canary measures, every eval "
+    "set loads (`ai-platform config validate` runs the same).",
+)
 
 
 @dg.asset(
@@ -13,10 +22,15 @@ from assets.resources import PlatformRepoResource
     group_name="platform_repo",
     kinds={"git", "yaml"},
     owners=["team:ml-platform"],
+    check_specs=[SPEC_VALID],
     description="models/<name>.yaml at the tracked commit, validated with every other spec in the repo.",
 )
 def model_spec(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
     snap = platform_repo.snapshot(context.partition_key)
+    found = problems(snap.platform, [snap.spec.name])
+    check = dg.AssetCheckResult(
+        check_name=SPEC_VALID.name, passed=not found, metadata={"problems": "\n".join(found) or "none"}
+    )
     return dg.MaterializeResult(
         metadata={
             "commit": snap.commit.sha,
@@ -28,5 +42,6 @@ def model_spec(context: dg.AssetExecutionContext, platform_repo: PlatformRepoRes
             "prompts": ", ".join(snap.spec.prompts),
             "spec": dg.MetadataValue.json(snap.spec.model_dump(mode="json")),
         },
+        check_results=[check],
         data_version=dg.DataVersion(snap.digest),
     )

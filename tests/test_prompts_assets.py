@@ -27,7 +27,7 @@ def test_prompts_compile_record_and_bundle(instance, tmp_path: Path) -> None:
     result = materialize(instance, *PROMPTS)
     assert result.success
     checks = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
-    assert [c.check_name for c in checks] == ["prompts_serveable"] and checks[0].passed
+    assert [c.check_name for c in checks] == ["spec_valid", "prompts_serveable"] and all(c.passed for c in checks)
     (mat,) = result.asset_materializations_for_node("compiled_prompts")
     version = mat.metadata["versions"].value["contract_review"]
     assert "input_pdf_text" not in mat.metadata["contract_review/example_request"].value  # an eval case filled it
@@ -69,9 +69,10 @@ def test_a_broken_prompt_fails_with_its_position_and_stops_the_chain(instance, o
     result = materialize(instance, *PROMPTS)
     assert not result.success
     (failure,) = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
-    assert failure.step_key == "compiled_prompts"
-    message = failure.event_specific_data.error.to_string()
+    assert failure.step_key == "model_spec"  # its blocking spec_valid check compiles every prompt the spec uses
+    (check,) = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    message = check.metadata["problems"].value
     line = 1 + path.read_text(encoding="utf-8").split('"enmu')[0].count("\n")
     assert f"prompts/contract_review.prompt:{line}:" in message and 'unknown type "enmu' in message
     ran = {e.step_key for e in result.all_events if e.event_type_value == "STEP_START"}
-    assert "prompt_bundle" not in ran
+    assert "compiled_prompts" not in ran and "prompt_bundle" not in ran
