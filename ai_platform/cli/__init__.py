@@ -14,15 +14,29 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from ai_platform.cli import config, demo, feedback, guard, image, keys, prompts, rollout, runtime, warehouse, weights
+from ai_platform.cli.common import epilog
 from ai_platform.errors import PlatformError
 
 AREAS = (demo, config, warehouse, weights, prompts, image, guard, feedback, rollout, keys, runtime)
 
 
+def _version() -> str:
+    try:
+        return version("ai-platform")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "(not installed)"
+
+
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="ai-platform", description=(__doc__ or "").splitlines()[0])
+    top = argparse.ArgumentParser(
+        prog="ai-platform",
+        description=(__doc__ or "").splitlines()[0],
+        **epilog("ai-platform config validate demo/platform", "ai-platform rollout stop --help"),
+    )
+    top.add_argument("--version", action="version", version=f"ai-platform {_version()}")
     areas = top.add_subparsers(dest="area", required=True, metavar="AREA")
     for area in AREAS:
         area.add(areas)

@@ -21,9 +21,15 @@ Handler = Callable[[argparse.Namespace], Any]
 Areas: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # an area's subcommands
 
 
-def command(area: Areas, name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
-    """A subcommand of `area` that runs `handler` and takes --json."""
-    p = area.add_parser(name, help=help, description=help)
+def epilog(*examples: str) -> dict[str, Any]:
+    """A command's help closes with command lines a reader can copy (the keywords of `add_parser`)."""
+    text = "examples:\n" + "\n".join(f"  {line}" for line in examples)
+    return {"epilog": text, "formatter_class": argparse.RawDescriptionHelpFormatter}
+
+
+def command(area: Areas, name: str, handler: Handler, help: str, examples: tuple[str, ...]) -> argparse.ArgumentParser:
+    """A subcommand of `area` that runs `handler`, takes --json, and shows `examples` at the end of its help."""
+    p = area.add_parser(name, help=help, description=help, **epilog(*examples))
     p.set_defaults(handler=handler)
     p.add_argument("--json", action="store_true", help="print a machine-readable result on stdout")
     return p

@@ -31,6 +31,13 @@ def add(areas: Areas) -> None:
     config = areas.add_parser("config", help="platform.yaml and model specs").add_subparsers(
         dest="command", required=True
     )
-    p = command(config, "validate", config_validate, "validate platform.yaml and every models/*.yaml")
-    p.add_argument("repo", help="the platform repo (a folder)")
-    p.add_argument("--ref", help="validate this commit instead of the working tree")
+    p = command(
+        config,
+        "validate",
+        config_validate,
+        "validate platform.yaml and every models/*.yaml: each prompt they use compiles, each gate names a metric "
+        "the canary measures, each eval set loads; every problem is listed",
+        ("ai-platform config validate demo/platform", "ai-platform config validate demo/platform --ref main"),
+    )
+    p.add_argument("repo", metavar="REPO", help="the platform repo (a folder)")
+    p.add_argument("--ref", help="validate this branch, tag or commit instead of the working tree")

@@ -21,6 +21,14 @@ def demo_init(args: argparse.Namespace) -> None:
 
 def add(areas: Areas) -> None:
     demo = areas.add_parser("demo", help="the offline demo").add_subparsers(dest="command", required=True)
-    p = command(demo, "init", demo_init, "build the offline demo platform repo (tiny trained model included)")
-    p.add_argument("dir")
-    p.add_argument("--seed", type=int, default=0)
+    p = command(
+        demo,
+        "init",
+        demo_init,
+        "build the offline demo platform repo (tiny trained model included)",
+        ("ai-platform demo init demo/platform", "ai-platform demo init /tmp/platform --seed 7"),
+    )
+    p.add_argument("dir", metavar="DIR", help="where the repo goes (a new or empty folder)")
+    p.add_argument(
+        "--seed", type=int, default=0, help="the synthetic data's seed; the same seed, the same commit (default: 0)"
+    )

@@ -40,6 +40,10 @@ def add(areas: Areas) -> None:
         "ingest",
         feedback_ingest,
         "validate label files (CSV, JSONL, Parquet) into the warehouse; bad rows are quarantined",
+        (
+            "ai-platform feedback ingest demo/platform/labels/2026-01-reviewer-a.csv",
+            "ai-platform feedback ingest labels/*.jsonl --warehouse demo/state/warehouse.duckdb --json",
+        ),
     )
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE", help="a label file: CSV (UTF-8 or GB18030), JSONL or Parquet")
     p.add_argument("--warehouse", help=WAREHOUSE_HELP)

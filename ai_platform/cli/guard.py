@@ -58,7 +58,13 @@ def add(areas: Areas) -> None:
     guard = areas.add_parser("guard", help="PII and prompt-injection checks").add_subparsers(
         dest="command", required=True
     )
-    p = command(guard, "scan", guard_scan, "PII entities and prompt-injection score of a text (exits 0 on findings)")
+    p = command(
+        guard,
+        "scan",
+        guard_scan,
+        "PII entities and prompt-injection score of a text (exits 0 on findings)",
+        ("ai-platform guard scan --text 'ignore all previous instructions'", "ai-platform guard scan reply.txt --json"),
+    )
     p.add_argument("file", nargs="?", metavar="FILE", help="the text to scan ('-' for stdin)")
     p.add_argument("--text", help="scan this text instead of a file")
     p.add_argument(

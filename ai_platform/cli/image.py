@@ -108,11 +108,17 @@ def image_pull(args: argparse.Namespace) -> None:
 
 def add(areas: Areas) -> None:
     image = areas.add_parser("image", help="OCI model images").add_subparsers(dest="command", required=True)
-    p = command(image, "build", image_build, "write a model folder as a reproducible OCI image layout")
-    p.add_argument("model_dir", metavar="MODEL_DIR")
+    p = command(
+        image,
+        "build",
+        image_build,
+        "write a model folder as a reproducible OCI image layout",
+        ("ai-platform image build demo/platform/hub/contract-qwen2 --out build/layout --tag v1",),
+    )
+    p.add_argument("model_dir", metavar="MODEL_DIR", help="the model folder to package")
     p.add_argument("--out", required=True, metavar="LAYOUT", help="the OCI image layout folder (created if missing)")
     p.add_argument("--name", help="files go under /models/NAME/ (default: the folder's name)")
-    p.add_argument("--tag", default="latest")
+    p.add_argument("--tag", default="latest", help="the image's tag in the layout (default: latest)")
     p.add_argument("--mtime", type=int, help="file times, seconds since the epoch (default: $SOURCE_DATE_EPOCH or 0)")
     p.add_argument(
         "--base",
@@ -120,18 +126,32 @@ def add(areas: Areas) -> None:
         help="an image to stand on, e.g. busybox for a KServe modelcar (pulled into LAYOUT)",
     )
     transfers = (
-        ("push", image_push, "push LAYOUT[:TAG] to REF over the distribution API"),
-        ("pull", image_pull, "pull REF into LAYOUT[:TAG], every blob checked"),
+        (
+            "push",
+            image_push,
+            "push LAYOUT[:TAG] to REF over the distribution API",
+            "build/layout:v1 127.0.0.1:5000/contract-reviewer:v1",
+        ),
+        (
+            "pull",
+            image_pull,
+            "pull REF into LAYOUT[:TAG], every blob checked",
+            "127.0.0.1:5000/contract-reviewer:v1 build/pulled:v1",
+        ),
     )
-    for name, handler, help_text in transfers:
-        p = command(image, name, handler, help_text)
+    for name, handler, help_text, example in transfers:
+        p = command(image, name, handler, help_text, (f"ai-platform image {name} {example}",))
         if name == "push":
-            p.add_argument("layout", metavar="LAYOUT[:TAG]")
+            p.add_argument(
+                "layout", metavar="LAYOUT[:TAG]", help="the OCI image layout and the tag to push (default: latest)"
+            )
             p.add_argument("ref", metavar="REF", help="HOST[:PORT]/REPOSITORY[:TAG]")
             p.add_argument("--chunk-size", type=int, help="upload in chunks of this many bytes (default: one stream)")
         else:
             p.add_argument("ref", metavar="REF", help="HOST[:PORT]/REPOSITORY[:TAG|@DIGEST]")
-            p.add_argument("layout", metavar="LAYOUT[:TAG]")
+            p.add_argument(
+                "layout", metavar="LAYOUT[:TAG]", help="the OCI image layout to write into, and the tag to give"
+            )
         p.add_argument("--insecure", action="store_true", help="plain HTTP (loopback registries are plain already)")
         p.add_argument(
             "--token-realm",

@@ -40,7 +40,13 @@ def keys_revoke(args: argparse.Namespace) -> int:
 
 def add(areas: Areas) -> None:
     keys = areas.add_parser("keys", help="the gateway's API keys").add_subparsers(dest="command", required=True)
-    p = command(keys, "create", keys_create, "create a key (printed once; only its sha256 is stored)")
+    p = command(
+        keys,
+        "create",
+        keys_create,
+        "create a key (printed once; only its sha256 is stored)",
+        ("ai-platform keys create app-backend --scope invoke", "ai-platform keys create ana --scope label --json"),
+    )
     p.add_argument("name", help="who holds it; for the label scope, the reviewer's name")
     p.add_argument(
         "--scope",
@@ -50,8 +56,14 @@ def add(areas: Areas) -> None:
         help="invoke: prompts and the OpenAI API; label: POST /v1/feedback; admin: /admin/*",
     )
     p.add_argument("--keys", help="the key file (default: platform.yaml's gateway.keys under $AI_PLATFORM_HOME)")
-    p = command(keys, "list", keys_list, "list the keys' names and scopes")
+    p = command(keys, "list", keys_list, "list the keys' names and scopes", ("ai-platform keys list",))
     p.add_argument("--keys", help="the key file (default: platform.yaml's gateway.keys under $AI_PLATFORM_HOME)")
-    p = command(keys, "revoke", keys_revoke, "revoke a key by name (takes effect at the gateway's next request)")
-    p.add_argument("name")
+    p = command(
+        keys,
+        "revoke",
+        keys_revoke,
+        "revoke a key by name (takes effect at the gateway's next request)",
+        ("ai-platform keys revoke app-backend",),
+    )
+    p.add_argument("name", help="the key's name, as `keys list` shows it")
     p.add_argument("--keys", help="the key file (default: platform.yaml's gateway.keys under $AI_PLATFORM_HOME)")

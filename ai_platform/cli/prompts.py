@@ -60,11 +60,23 @@ def prompts_render(args: argparse.Namespace) -> None:
 
 def add(areas: Areas) -> None:
     prompts = areas.add_parser("prompts", help="the .prompt DSL").add_subparsers(dest="command", required=True)
-    p = command(prompts, "compile", prompts_compile, "compile .prompt files; errors as path:line:col: message")
-    p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--out", help="write each compiled prompt as DIR/<name>.json")
-    p = command(prompts, "render", prompts_render, "print a prompt's messages and request body for given variables")
-    p.add_argument("file", metavar="FILE")
+    p = command(
+        prompts,
+        "compile",
+        prompts_compile,
+        "compile .prompt files; errors as path:line:col: message",
+        ("ai-platform prompts compile prompts/*.prompt", "ai-platform prompts compile prompts/*.prompt --out build"),
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="a .prompt file (docs/prompt-language.md)")
+    p.add_argument("--out", metavar="DIR", help="write each compiled prompt as DIR/<name>.json (default: none)")
+    p = command(
+        prompts,
+        "render",
+        prompts_render,
+        "print a prompt's messages and request body for given variables",
+        ("ai-platform prompts render prompts/contract_review.prompt --var input_pdf_text='1. No confidentiality.'",),
+    )
+    p.add_argument("file", metavar="FILE", help="the .prompt file")
     p.add_argument(
         "--var",
         action="append",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from ai_platform.cli.common import Areas, check_model_here, command, emit, home_of
+from ai_platform.cli.common import Areas, check_model_here, command, emit, epilog, home_of
 from ai_platform.config import PINNED_IMAGE, Platform
 from ai_platform.errors import ConfigError, MissingArtifactError, ServingError
 
@@ -112,10 +112,15 @@ class NoAliases(yaml.SafeDumper):  # type: ignore[misc]  # PyYAML ships no types
 
 
 def add(areas: Areas) -> None:
-    p = areas.add_parser("serve", help="the gateway", description="the gateway: prompts as functions, OpenAI API")
+    p = areas.add_parser(
+        "serve",
+        help="the gateway",
+        description="the gateway: prompts as functions, OpenAI API",
+        **epilog("ai-platform serve --home demo/state", "ai-platform serve --host 0.0.0.0 --port 9000"),
+    )
     p.set_defaults(handler=serve)
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="the port to listen on (default: 8080)")
     p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
     p.add_argument(
         "--states-from",
@@ -124,16 +129,39 @@ def add(areas: Areas) -> None:
     )
 
     rollout = areas.add_parser("rollout", help="blue/green rollouts").add_subparsers(dest="command", required=True)
-    p = command(rollout, "rollback", rollout_rollback, "return a model to its previous image and prompts")
-    p.add_argument("model")
+    model_help = "the model's name (models/NAME.yaml in the platform repo)"
+    p = command(
+        rollout,
+        "rollback",
+        rollout_rollback,
+        "return a model to its previous image and prompts",
+        ("ai-platform rollout rollback contract-reviewer --home demo/state",),
+    )
+    p.add_argument("model", metavar="MODEL", help=model_help)
     p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
-    p = command(rollout, "stop", rollout_stop, "stop a model's live color on this machine")
-    p.add_argument("model")
+    p = command(
+        rollout,
+        "stop",
+        rollout_stop,
+        "stop a model's live color on this machine",
+        ("ai-platform rollout stop contract-reviewer --home demo/state",),
+    )
+    p.add_argument("model", metavar="MODEL", help=model_help)
     p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
-    p = command(rollout, "render", rollout_render, "write a model's Kubernetes manifests (one YAML file each)")
-    p.add_argument("model")
+    p = command(
+        rollout,
+        "render",
+        rollout_render,
+        "write a model's Kubernetes manifests (one YAML file each)",
+        (
+            "ai-platform rollout render contract-reviewer --repo demo/platform --out build/k8s",
+            "ai-platform rollout render contract-reviewer --repo demo/platform --out build/k8s"
+            " --image registry.example.com/contract-reviewer@sha256:<64 hex> --color green --live blue",
+        ),
+    )
+    p.add_argument("model", metavar="MODEL", help=model_help)
     p.add_argument("--repo", required=True, help="the platform repo (its working tree)")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, metavar="DIR", help="the folder to write the manifests in (created)")
     p.add_argument(
         "--image",
         help="the model image, pinned by digest (HOST/REPO@sha256:…); default: the one model_image last shipped",
@@ -143,5 +171,5 @@ def add(areas: Areas) -> None:
         "--gateway-image",
         help="the gateway's (code-location) image, pinned by digest (default: kubernetes.gateway.image)",
     )
-    p.add_argument("--color", default="blue", choices=("blue", "green"))
+    p.add_argument("--color", default="blue", choices=("blue", "green"), help="the color to deploy (default: blue)")
     p.add_argument("--live", choices=("blue", "green"), help="the color the Service selects (default: --color)")

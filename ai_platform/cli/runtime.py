@@ -39,5 +39,6 @@ def add(areas: Areas) -> None:
         "show",
         runtime_show,
         "probe the serve environment: kernel library, quantization ops, the schemes it serves",
+        ("ai-platform runtime show", "ai-platform runtime show --python /opt/vllm/bin/python --json"),
     )
     p.add_argument("--python", help="the serve environment's interpreter (default: .venvs/serve/bin/python)")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ai_platform.cli.common import WAREHOUSE_HELP, Areas, command, emit, warehouse_at
+from ai_platform.cli.common import WAREHOUSE_HELP, Areas, command, emit, epilog, warehouse_at
 from ai_platform.errors import PlatformError
 
 
@@ -59,10 +59,25 @@ def sql(args: argparse.Namespace) -> None:
 def add(areas: Areas) -> None:
     area = areas.add_parser("warehouse", help="the warehouse (DuckDB file or DuckLake)")
     wh = area.add_subparsers(dest="command", required=True)
-    p = command(wh, "migrate", warehouse_migrate, "apply pending migrations")
+    p = command(
+        wh,
+        "migrate",
+        warehouse_migrate,
+        "apply pending migrations",
+        (
+            "ai-platform warehouse migrate --warehouse demo/state/warehouse.duckdb",
+            "ai-platform warehouse migrate --warehouse ducklake:postgres:dbname=lake",
+        ),
+    )
     p.add_argument("--warehouse", help=WAREHOUSE_HELP)
 
-    p = command(wh, "convert", warehouse_convert, "copy a warehouse file written by duckdb 2.0 into a current one")
+    p = command(
+        wh,
+        "convert",
+        warehouse_convert,
+        "copy a warehouse file written by duckdb 2.0 into a current one",
+        ("ai-platform warehouse convert --warehouse demo/state/warehouse.duckdb",),
+    )
     p.add_argument("--warehouse", help=WAREHOUSE_HELP)
 
     p = command(
@@ -70,16 +85,31 @@ def add(areas: Areas) -> None:
         "maintain",
         warehouse_maintain,
         "housekeeping: a DuckLake's small files merged and old snapshots expired; a DuckDB file checkpointed",
+        ("ai-platform warehouse maintain", "ai-platform warehouse maintain --keep-days 30 --json"),
     )
     p.add_argument("--warehouse", help=WAREHOUSE_HELP)
     p.add_argument("--keep-days", type=int, default=7, help="how far back time travel reaches (default: 7)")
 
-    p = command(wh, "shell", warehouse_shell, "the duckdb CLI on the warehouse, read-only (DuckLake attached)")
+    p = command(
+        wh,
+        "shell",
+        warehouse_shell,
+        "the duckdb CLI on the warehouse, read-only (DuckLake attached)",
+        ("ai-platform warehouse shell --warehouse demo/state/warehouse.duckdb", "ai-platform warehouse shell --print"),
+    )
     p.add_argument("--warehouse", help=WAREHOUSE_HELP)
     p.add_argument("--print", action="store_true", help="print the duckdb command line instead of running it")
 
-    p = areas.add_parser("sql", help="read-only query for analysts", description="read-only query for analysts")
+    p = areas.add_parser(
+        "sql",
+        help="read-only query for analysts",
+        description="read-only query for analysts",
+        **epilog(
+            'ai-platform sql "SELECT model, color, status FROM deployments" --warehouse demo/state/warehouse.duckdb',
+            'ai-platform sql "SELECT count(*) AS n FROM generations" --json',
+        ),
+    )
     p.set_defaults(handler=sql)
-    p.add_argument("query")
+    p.add_argument("query", metavar="QUERY", help="one SQL statement, run on a read-only connection")
     p.add_argument("--warehouse", help=WAREHOUSE_HELP)
     p.add_argument("--json", action="store_true", help="rows as a JSON array of objects")

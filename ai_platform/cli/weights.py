@@ -72,8 +72,18 @@ def weights_verify(args: argparse.Namespace) -> int:
 
 def add(areas: Areas) -> None:
     weights = areas.add_parser("weights", help="weights verification").add_subparsers(dest="command", required=True)
-    p = command(weights, "verify", weights_verify, "validate safetensors headers and hash every file and tensor")
-    p.add_argument("dir")
+    p = command(
+        weights,
+        "verify",
+        weights_verify,
+        "validate safetensors headers and hash every file and tensor",
+        (
+            "ai-platform weights verify demo/platform/hub/contract-qwen2"
+            " --manifest demo/platform/manifests/contract-qwen2.json",
+            "ai-platform weights verify ./my-model --write-manifest my-model.json --json",
+        ),
+    )
+    p.add_argument("dir", metavar="DIR", help="the model folder (safetensors, config and tokenizer files)")
     p.add_argument("--manifest", help="a trusted manifest to hold the weights to")
     p.add_argument("--reference", help="a base model's manifest: report the share of identical tensors")
     p.add_argument("--write-manifest", help="write the computed manifest here")
