@@ -50,6 +50,24 @@ def test_sql_is_read_only(tmp_path: Path) -> None:
     assert done.returncode == 1 and done.stderr.startswith("error: query failed") and "read-only" in done.stderr
 
 
+def test_the_duckdb_cli_reads_a_warehouse_file(tmp_path: Path) -> None:
+    """The README's analyst CLI is installed (PyPI duckdb-cli, the library's version) and reads the file; no
+    PostgreSQL needed (test_warehouse_lake.py also opens a DuckLake with it)."""
+    import duckdb
+
+    db = tmp_path / "w.duckdb"
+    assert run("warehouse", "migrate", "--warehouse", str(db)).returncode == 0
+    duckdb_cli = CLI.with_name("duckdb")
+    version = subprocess.run([str(duckdb_cli), "--version"], capture_output=True, text=True, check=True).stdout
+    assert version.split()[0] == f"v{duckdb.__version__}"
+    query = "SELECT count(*) FROM schema_migrations"
+    done = subprocess.run(
+        [str(duckdb_cli), "-readonly", "-csv", "-noheader", str(db), "-c", query], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(len(migrations()))
+
+
 def test_sql_without_a_warehouse(tmp_path: Path) -> None:
     done = run("sql", "SELECT 1", "--warehouse", str(tmp_path / "none.duckdb"))
     assert done.returncode == 1 and "no warehouse here yet" in done.stderr
