@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets import all_assets, all_checks, learn_from_feedback, ship_model
+from assets import all_assets, all_checks, ingest_feedback, learn_from_feedback, ship_model
 from assets.execution import EXECUTION
 from assets.maintenance import daily_maintenance, maintain_warehouse
 from assets.resources import default_resources
@@ -11,7 +11,7 @@ from sensors import all_sensors
 defs = dg.Definitions(
     assets=all_assets,
     asset_checks=all_checks,
-    jobs=[ship_model, learn_from_feedback, maintain_warehouse],
+    jobs=[ship_model, ingest_feedback, learn_from_feedback, maintain_warehouse],
     schedules=[daily_maintenance],
     sensors=all_sensors,
     resources=default_resources(EXECUTION),

@@ -435,6 +435,16 @@ class Guards(Strict):
     store_inputs: Literal["raw", "masked", "none"] = "masked"
 
 
+class Trust(Strict):
+    """When a trust model trained on this model's labels may become its champion (the blocking checks of
+    `trust_model`): enough labels, a holdout AUC above the floor and above the best single feature's, and a
+    holdout calibration error (ECE, 10 bins) under the bound."""
+
+    min_labels: int = Field(default=20, ge=10)
+    min_auc: float = Field(default=0.6, ge=0.5, le=1.0)
+    max_ece: float = Field(default=0.1, gt=0.0, le=1.0)
+
+
 class ModelSpec(Strict):
     name: str = Field(pattern=MODEL_NAME)
     description: str = ""
@@ -447,6 +457,7 @@ class ModelSpec(Strict):
     prompts: list[Annotated[str, Field(pattern=PROMPT_NAME)]] = Field(min_length=1)
     canary: Canary
     guards: Guards = Field(default_factory=Guards)
+    trust: Trust = Field(default_factory=Trust)
 
 
 # ---------------------------------------------------------------- loading

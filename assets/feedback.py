@@ -1,4 +1,7 @@
-"""feedback_labels and trust_model: reviewers' labels teach which answers to trust."""
+"""The learning loop: what the deployments served, reviewers' labels of it, and the trust model they teach.
+
+deployment -> generations -> feedback_labels -> trust_model -> trust_champion -> gateway
+"""
 
 import dagster as dg
 
@@ -6,15 +9,64 @@ from ai_platform.artifacts import canonical_json, sha256_hex
 from ai_platform.feedback.inbox import scan
 from ai_platform.feedback.ingest import ingest
 from ai_platform.feedback.pending import retry
-from ai_platform.trust.train import train
+from ai_platform.feedback.served import served
+from ai_platform.trust.promote import promote
+from ai_platform.trust.train import Check, train
+from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
 
-BEATS_SINGLE_FEATURE = dg.AssetCheckSpec(
-    "beats_best_single_feature",
-    asset="trust_model",
-    description="The trained model's holdout AUC is above that of the best single feature (chosen, as the model is,"
-    " on the training labels); else the model is not worth using.",
+# The candidate's promotion gates: blocking, so trust_champion runs only when all three pass.
+TRUST_CHECKS = [
+    dg.AssetCheckSpec(
+        "beats_best_single_feature",
+        asset="trust_model",
+        blocking=True,
+        description="Holdout AUC above the best single feature's (chosen, as the model is, on the training labels).",
+    ),
+    dg.AssetCheckSpec(
+        "auc_above_floor",
+        asset="trust_model",
+        blocking=True,
+        description="Holdout AUC at least the spec's trust.min_auc.",
+    ),
+    dg.AssetCheckSpec(
+        "ece_within_bound",
+        asset="trust_model",
+        blocking=True,
+        description="Holdout calibration error (ECE, 10 bins) at most the spec's trust.max_ece.",
+    ),
+]
+SERVED = dg.TableSchema(
+    columns=[
+        dg.TableColumn("model", "string"),
+        dg.TableColumn("source", "string"),
+        dg.TableColumn("image", "string"),
+        *(dg.TableColumn(name, "int") for name in ("generations", "labelled", "unscored", "needs_review")),
+    ]
 )
+
+
+@dg.asset(
+    deps=["deployment"],
+    group_name="feedback",
+    kinds={"duckdb"},
+    owners=["team:ml-platform"],
+    description="What the deployments served: the generations the gateway (and the canary) logged to the warehouse,"
+    " per model, source and image. Reviewers label these.",
+)
+def generations(platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
+    found = served(platform_repo.platform().warehouse())
+    rows = [dg.TableRecord(vars(r)) for r in found.rows]
+    return dg.MaterializeResult(
+        metadata={
+            "generations": found.total,
+            "labelled": sum(r.labelled for r in found.rows),
+            "unscored": sum(r.unscored for r in found.rows),
+            "latest": found.latest or "none yet",
+            "served": dg.MetadataValue.table(rows, schema=SERVED),
+        },
+        data_version=dg.DataVersion(found.version),
+    )
 
 
 PER_FILE = dg.TableSchema(
@@ -26,6 +78,7 @@ PER_FILE = dg.TableSchema(
 
 
 @dg.asset(
+    deps=["generations"],
     group_name="feedback",
     kinds={"duckdb", "csv"},
     owners=["team:legal-review"],
@@ -67,45 +120,101 @@ def feedback_labels(context: dg.AssetExecutionContext, platform_repo: PlatformRe
 
 
 @dg.asset(
+    partitions_def=models_partitions,
     deps=["feedback_labels"],
     group_name="feedback",
     kinds={"scikitlearn", "duckdb"},
     owners=["team:ml-platform"],
-    check_specs=[BEATS_SINGLE_FEATURE],
-    description="A calibrated classifier of trustworthy generations; champion only if it beats the incumbent.",
+    check_specs=TRUST_CHECKS,
+    automation_condition=dg.AutomationCondition.eager(),
+    description="A candidate classifier of trustworthy generations for one served model, judged on the labels it"
+    " never saw; its checks gate promotion.",
 )
 def trust_model(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
-    platform = platform_repo.platform()
-    trained = train(platform.warehouse(), platform.artifacts())
-    m = trained.metrics
+    model, platform = context.partition_key, platform_repo.platform()
+    trained = train(platform.warehouse(), platform.artifacts(), model, platform.model(model).trust)
+    m, incumbent = trained.metrics, trained.champion_metrics
     singles = "\n".join(
         f"| {name} | {auc:.3f} |" for name, auc in sorted(m["single_feature_auc"].items(), key=lambda kv: -kv[1])
     )
-    check = dg.AssetCheckResult(
-        check_name=BEATS_SINGLE_FEATURE.name,
-        passed=m["auc"] > m["best_single_feature_auc"],
-        metadata={
-            "auc": m["auc"],
-            "best_single_feature": m["best_single_feature"],
-            "best_single_feature_auc": m["best_single_feature_auc"],
-        },
-    )
-    incumbent = trained.champion_metrics
     return dg.MaterializeResult(
         metadata={
             "version": trained.model.version,
-            "promoted": trained.promoted,
             "auc": m["auc"],
             "brier": m["brier"],
             "ece": m["ece"],
+            "ece_uncalibrated": m.get("ece_uncalibrated", m["ece"]),
+            "calibrated": m["calibrated"],
             "best_single_feature": m["best_single_feature"],
             "best_single_feature_auc": m["best_single_feature_auc"],
             "champion_auc_on_same_holdout": incumbent["auc"] if incumbent else "none (first model)",
             "labels": trained.examples,
+            "generations": m["generations"],
             "holdout": m["holdout"],
             "single_feature_auc": dg.MetadataValue.md("| feature | AUC |\n|---|---:|\n" + singles),
             "coefficients": dg.MetadataValue.json(dict(zip(trained.model.features, trained.model.coef, strict=True))),
         },
-        check_results=[check],
+        check_results=[_check(c) for c in trained.checks],
         data_version=dg.DataVersion(trained.model.version),
     )
+
+
+def _check(check: Check) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(check_name=check.name, passed=check.passed, metadata={"detail": check.detail})
+
+
+@dg.asset(
+    partitions_def=models_partitions,
+    deps=["trust_model"],
+    group_name="feedback",
+    kinds={"duckdb"},
+    owners=["team:ml-platform"],
+    automation_condition=dg.AutomationCondition.eager() & dg.AutomationCondition.all_deps_blocking_checks_passed(),
+    description="The served model's champion trust model: the candidate, when it passed its checks and beats the"
+    " champion on the same holdout; then every generation without a trust score is scored.",
+)
+def trust_champion(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
+    model, platform = context.partition_key, platform_repo.platform()
+    version = _latest_candidate(context, model)
+    result = promote(
+        platform.warehouse(),
+        platform.artifacts(),
+        model,
+        version,
+        platform.model(model).trust,
+        platform.config.feedback.trust_threshold,
+    )
+    context.log.info(f"{model}: {'promoted' if result.promoted else 'kept the champion'}: {result.reason}")
+    return dg.MaterializeResult(
+        metadata={
+            "candidate": version,
+            "promoted": result.promoted,
+            "reason": result.reason,
+            "backfilled": result.backfilled,
+        },
+        data_version=dg.DataVersion(f"{version}:{result.promoted}"),
+    )
+
+
+def _latest_candidate(context: dg.AssetExecutionContext, model: str) -> str:
+    """The version trust_model last materialized for this partition."""
+    record = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey("trust_model"), asset_partitions=[model]), limit=1
+    ).records
+    if not record:
+        raise dg.Failure(f"trust_model has not been materialized for {model!r}")
+    materialization = record[0].asset_materialization
+    assert materialization is not None
+    return str(materialization.metadata["version"].value)
+
+
+gateway = dg.AssetSpec(
+    "gateway",
+    deps=["deployment", "trust_champion"],
+    group_name="feedback",
+    kinds={"python"},
+    owners=["team:ml-platform"],
+    description="The gateway in front of every model (not run by Dagster): it routes to the live colour and scores"
+    " each reply with the model's champion trust model (looked up every 15 s); below the threshold it re-asks with"
+    " retrieved clauses or marks the reply needs_review.",
+)

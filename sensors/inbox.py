@@ -1,4 +1,4 @@
-"""The inbox sensor: new or changed label files in the inbox request a `learn_from_feedback` run.
+"""The inbox sensor: new or changed label files in the inbox request an `ingest_feedback` run.
 
 The inbox is platform.yaml's `feedback.inbox` on the tracked branch, under the
 platform home. The cursor lists the files seen as (name, size, mtime_ns,
@@ -16,15 +16,16 @@ import dagster as dg
 from ai_platform.changes import local_repo, shown
 from ai_platform.errors import PlatformError
 from ai_platform.feedback.inbox import SETTLE_S, already_ingested, inbox_path, run_key, scan
-from assets import learn_from_feedback
+from assets import ingest_feedback
 from assets.resources import PlatformRepoResource
 
 
 @dg.sensor(
-    target=learn_from_feedback,
+    target=ingest_feedback,
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Requests learn_from_feedback when new or changed label files land in the feedback inbox.",
+    description="Requests ingest_feedback when new or changed label files land in the feedback inbox; the"
+    " feedback_automation sensor then retrains each model's trust model.",
 )
 def inbox_sensor(
     context: dg.SensorEvaluationContext, platform_repo: PlatformRepoResource

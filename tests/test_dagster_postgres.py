@@ -62,12 +62,16 @@ def test_learn_from_feedback_runs_on_postgres_with_a_ducklake_warehouse(
     monkeypatch.setenv("AI_PLATFORM_REPO", str(own_demo_repo))
     monkeypatch.setenv("AI_PLATFORM_HOME", str(tmp_path / "home"))
     lake = Lake(f"ducklake:postgres:{catalog}", str(tmp_path / "lake"))
-    seed_warehouse(lake, 200, random.Random(7))
+    seed_warehouse(lake, 200, random.Random(7), model=MODEL)
+    pg_instance.add_dynamic_partitions("models", [MODEL])
 
-    result = defs.resolve_job_def("learn_from_feedback").execute_in_process(instance=pg_instance)
+    result = defs.resolve_job_def("learn_from_feedback").execute_in_process(instance=pg_instance, partition_key=MODEL)
     assert result.success
     (record,) = pg_instance.get_run_records()
     assert record.dagster_run.job_name == "learn_from_feedback"
+    promoted = pg_instance.get_latest_materialization_event(dg.AssetKey("trust_champion"))
+    assert promoted and promoted.asset_materialization
+    assert promoted.asset_materialization.metadata["backfilled"].value == 200
     trained = pg_instance.get_latest_materialization_event(dg.AssetKey("trust_model"))
     assert trained and trained.asset_materialization
     assert trained.asset_materialization.metadata["labels"].value == 200

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 from pathlib import Path
 
@@ -24,9 +25,13 @@ EXPECTED_DEPS = {
     "prompt_bundle": {"compiled_prompts"},
     "canary_eval": {"model_image", "prompt_bundle"},
     "deployment": {"canary_eval"},
-    "feedback_labels": set(),
+    "generations": {"deployment"},
+    "feedback_labels": {"generations"},
     "trust_model": {"feedback_labels"},
+    "trust_champion": {"trust_model"},
+    "gateway": {"deployment", "trust_champion"},
 }
+UNPARTITIONED = {"generations", "feedback_labels", "gateway"}
 
 
 def test_definitions_validate() -> None:
@@ -49,10 +54,23 @@ def test_asset_graph_matches_design() -> None:
         assert {p.to_user_string() for p in node.parent_keys} == EXPECTED_DEPS[name], name
         assert node.group_name and node.group_name != "default", name
         assert node.owners and node.kinds, name
-        if name.startswith(("feedback", "trust")):
+        if name in UNPARTITIONED:
             assert node.partitions_def is None
         else:
             assert node.partitions_def == models_partitions, name
+
+
+def test_the_learning_loop_reads_as_one_chain_in_the_lineage() -> None:
+    """deployment -> generations -> labels -> trust model -> champion -> gateway, the gateway not run by Dagster."""
+    graph = defs.resolve_asset_graph()
+    chain = ["deployment", "generations", "feedback_labels", "trust_model", "trust_champion", "gateway"]
+    for parent, child in itertools.pairwise(chain):
+        assert dg.AssetKey(parent) in graph.get(dg.AssetKey(child)).parent_keys, (parent, child)
+    assert not graph.get(dg.AssetKey("gateway")).is_materializable
+    champion = graph.get(dg.AssetKey("trust_champion"))
+    assert "all_deps_blocking_checks_passed" in str(champion.automation_condition)
+    checks = {k.name for k in graph.get(dg.AssetKey("trust_model")).check_keys}
+    assert checks == {"beats_best_single_feature", "auc_above_floor", "ece_within_bound"}
 
 
 def test_rollout_requires_blocking_checks() -> None:
@@ -62,8 +80,10 @@ def test_rollout_requires_blocking_checks() -> None:
 
 def test_jobs() -> None:
     ship = defs.resolve_job_def("ship_model")
-    assert {n.name for n in ship.nodes} == set(EXPECTED_DEPS) - {"feedback_labels", "trust_model"}
-    assert {n.name for n in defs.resolve_job_def("learn_from_feedback").nodes} == {"feedback_labels", "trust_model"}
+    feedback = {"generations", "feedback_labels", "trust_model", "trust_champion", "gateway"}
+    assert {n.name for n in ship.nodes} == set(EXPECTED_DEPS) - feedback
+    assert {n.name for n in defs.resolve_job_def("ingest_feedback").nodes} == {"generations", "feedback_labels"}
+    assert {n.name for n in defs.resolve_job_def("learn_from_feedback").nodes} == {"trust_model", "trust_champion"}
 
 
 def data_version(instance: dg.DagsterInstance) -> str:

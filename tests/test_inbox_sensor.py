@@ -64,7 +64,7 @@ def skip_message(result: object) -> str:
 
 def test_new_and_changed_files_request_a_run(setup) -> None:
     resources, inbox = setup
-    assert inbox_sensor.job_name == "learn_from_feedback"
+    assert inbox_sensor.job_name == "ingest_feedback"
     with dg.instance_for_test() as instance:
         assert "does not exist yet" in skip_message(tick(resources, instance, None))
         inbox.mkdir(parents=True)
@@ -186,7 +186,7 @@ def test_symlinks_and_fifos_in_the_inbox_are_refused_never_opened(setup, tmp_pat
         "stolen.csv: a symlink, not a regular file: skipped, never opened",
     ]
     warehouse = Warehouse(tmp_path / "warehouse.duckdb")
-    ingest([inbox / f.name for f in seen.files], warehouse)  # what learn_from_feedback does with the scan
+    ingest([inbox / f.name for f in seen.files], warehouse)  # what ingest_feedback does with the scan
     _, rows = warehouse.query("SELECT count(*) FROM feedback_quarantine WHERE raw LIKE '%SECRET%'")
     assert rows == [(0,)]
     assert good.is_file()

@@ -1,5 +1,6 @@
-"""The trust model on a real DuckDB warehouse: time-ordered training, the metrics, champion/challenger,
-a JSON format that never unpickles, and scoring that needs no scikit-learn."""
+"""The trust model on a real DuckDB warehouse: one per served model, split by generation and time, the
+blocking checks before promotion, calibration, the backfill of unscored generations, a JSON format that never
+unpickles, and scoring that needs no scikit-learn."""
 
 from __future__ import annotations
 
@@ -13,14 +14,20 @@ from pathlib import Path
 import pytest
 
 from ai_platform.artifacts import FolderStore
+from ai_platform.config import Trust
 from ai_platform.errors import TrustModelError
 from ai_platform.trust.features import FEATURES, features
 from ai_platform.trust.model import TrustModel
-from ai_platform.trust.train import MIN_LABELS, Example, ece, evaluate, fit, train
+from ai_platform.trust.promote import promote
+from ai_platform.trust.train import Example, ece, evaluate, fit, split, train
 from ai_platform.warehouse import Warehouse
 
+BOUNDS = Trust()
 
-def seed_warehouse(where: Path | Warehouse, n: int, rng: random.Random, shift: float = 0.0) -> Warehouse:
+
+def seed_warehouse(
+    where: Path | Warehouse, n: int, rng: random.Random, shift: float = 0.0, model: str = "m", prefix: str = "g"
+) -> Warehouse:
     """Generations whose correctness depends on two signals, each only partly informative alone."""
     warehouse = where if isinstance(where, Warehouse) else Warehouse(where)
     start = datetime(2026, 3, 1, tzinfo=UTC)
@@ -39,10 +46,10 @@ def seed_warehouse(where: Path | Warehouse, n: int, rng: random.Random, shift: f
         }
         output = json.dumps({"risk_points": [{"point": "p", "level": "高", "basis": "b", "suggestion": "s"}]})
         variables = json.dumps({"input_pdf_text": "合同"})
-        generations.append([f"g{i}", "m", "p", "v", variables, output, json.dumps(metrics), "stop", 0.2])
+        generations.append([f"{prefix}{i}", model, "p", "v", variables, output, json.dumps(metrics), "stop", 0.2])
         labels.append(
             [
-                f"g{i}",
+                f"{prefix}{i}",
                 "r",
                 "correct" if correct else "missed_risk",
                 "",
@@ -62,18 +69,119 @@ def seed_warehouse(where: Path | Warehouse, n: int, rng: random.Random, shift: f
     return warehouse
 
 
-def test_trains_beats_single_features_and_is_promoted_once(tmp_path: Path) -> None:
+def test_trains_passes_its_checks_and_is_promoted_once(tmp_path: Path) -> None:
     warehouse = seed_warehouse(tmp_path / "w.duckdb", 400, random.Random(1))
     store = FolderStore(tmp_path / "artifacts")
-    first = train(warehouse, store)
+    first = train(warehouse, store, "m", BOUNDS)
     m = first.metrics
-    assert first.promoted and m["holdout"] == 120 and m["train"] == 280
+    assert m["holdout"] == 120 and m["train"] == 280
     assert m["auc"] > m["best_single_feature_auc"] > 0.5, m
-    assert 0 <= m["brier"] < 0.25 and 0 <= m["ece"] < 0.2
-    again = train(warehouse, store)  # same data, same model: it does not beat the champion, so not promoted
-    assert not again.promoted and again.champion_metrics is not None
-    _, rows = warehouse.query("SELECT count(*), count(*) FILTER (WHERE champion) FROM trust_models")
-    assert rows == [(1, 1)]  # the same model file, recorded once, champion
+    assert 0 <= m["brier"] < 0.25 and 0 <= m["ece"] < BOUNDS.max_ece
+    assert first.passed, first.checks
+    _, rows = warehouse.query("SELECT count(*) FILTER (WHERE champion) FROM trust_models")
+    assert rows == [(0,)]  # a candidate is not a champion until promoted
+    promoted = promote(warehouse, store, "m", first.model.version, BOUNDS, threshold=0.7)
+    assert promoted.promoted and promoted.reason == "first champion"
+    again = train(warehouse, store, "m", BOUNDS)  # same data, same model: it does not beat the champion
+    assert again.champion_metrics is not None
+    assert again.model.version == first.model.version  # the same labels make the same model
+    kept = promote(warehouse, store, "m", again.model.version, BOUNDS, threshold=0.7)
+    assert not kept.promoted and kept.reason == "already the champion"
+    seed_warehouse(warehouse, 60, random.Random(11), prefix="late", shift=-0.6)  # newer labels, a new fit
+    third = train(warehouse, store, "m", BOUNDS)
+    assert third.model.version != first.model.version and third.champion_metrics is not None
+    decided = promote(warehouse, store, "m", third.model.version, BOUNDS, threshold=0.7)
+    assert decided.reason.startswith("holdout AUC") and "the champion's" in decided.reason
+    _, rows = warehouse.query("SELECT count(*), count(*) FILTER (WHERE champion), min(served_model) FROM trust_models")
+    assert rows == [(2, 1, "m")]  # each fit recorded once; one champion
+
+
+def test_promotion_is_refused_below_the_auc_floor_and_over_the_ece_bound(tmp_path: Path) -> None:
+    warehouse = seed_warehouse(tmp_path / "w.duckdb", 400, random.Random(1))
+    store = FolderStore(tmp_path / "artifacts")
+    strict = Trust(min_auc=0.99, max_ece=0.001)
+    candidate = train(warehouse, store, "m", strict)
+    failed = {c.name: c.detail for c in candidate.checks if not c.passed}
+    assert set(failed) == {"auc_above_floor", "ece_within_bound"}, failed
+    assert "(floor 0.99)" in failed["auc_above_floor"]
+    with pytest.raises(TrustModelError, match=r"failed its checks \(holdout AUC 0\.\d+ \(floor 0\.99\)"):
+        promote(warehouse, store, "m", candidate.model.version, strict, threshold=0.7)
+    _, rows = warehouse.query("SELECT count(*) FROM trust_models WHERE champion")
+    assert rows == [(0,)]
+    _, rows = warehouse.query("SELECT count(*) FROM generations WHERE trust_score IS NOT NULL")
+    assert rows == [(0,)]  # nothing scored by a model that was refused
+
+
+def test_a_model_that_cannot_beat_one_feature_is_not_promoted(tmp_path: Path) -> None:
+    """Correctness decided by seq_rep_4 alone: the one feature is as good as it gets."""
+    warehouse = seed_warehouse(tmp_path / "w.duckdb", 300, random.Random(6))
+    with warehouse.write() as con:
+        con.execute(
+            "UPDATE feedback_labels SET label = CASE WHEN (SELECT json_extract(metrics, '$.seq_rep_4')::DOUBLE"
+            " FROM generations g WHERE g.generation_id = feedback_labels.generation_id) < 0.3"
+            " THEN 'correct' ELSE 'missed_risk' END"
+        )
+    candidate = train(warehouse, FolderStore(tmp_path / "a"), "m", Trust(min_auc=0.5, max_ece=1.0))
+    (beats,) = [c for c in candidate.checks if c.name == "beats_best_single_feature"]
+    assert not beats.passed and "seq_rep_4 alone 1.000" in beats.detail, beats.detail
+
+
+def test_the_split_keeps_a_generation_on_one_side_and_the_holdout_newest() -> None:
+    start = datetime(2026, 3, 1, tzinfo=UTC)
+    rows = []
+    for i in range(50):  # two reviewers per generation, the second a day later
+        for day in (0, 1):
+            rows.append(Example(start + timedelta(minutes=i, days=day), {}, i % 2 == 0, f"g{i}"))
+    rows.sort(key=lambda e: e.labeled_at)
+    train_rows, holdout = split(rows)
+    assert {e.generation_id for e in train_rows}.isdisjoint({e.generation_id for e in holdout})
+    assert len(holdout) == 30 and {e.generation_id for e in holdout} == {f"g{i}" for i in range(35, 50)}
+
+
+def test_on_promotion_every_unscored_generation_of_the_model_is_scored(tmp_path: Path) -> None:
+    warehouse = seed_warehouse(tmp_path / "w.duckdb", 300, random.Random(7))
+    seed_warehouse(warehouse, 40, random.Random(8), model="other", prefix="o")
+    with warehouse.write() as con:  # served before any champion (unlabelled), and one the gateway scored
+        con.execute(
+            "INSERT INTO generations (generation_id, model, prompt_name, prompt_version, output, metrics)"
+            " SELECT 'u' || i, 'm', 'p', 'v', '{}', '{\"seq_rep_4\": 0.5}' FROM range(25) t(i)"
+        )
+        con.execute(
+            "INSERT INTO generations (generation_id, model, prompt_name, prompt_version, output, trust_score)"
+            " VALUES ('scored', 'm', 'p', 'v', '{}', 0.123)"
+        )
+    store = FolderStore(tmp_path / "artifacts")
+    candidate = train(warehouse, store, "m", BOUNDS)
+    result = promote(warehouse, store, "m", candidate.model.version, BOUNDS, threshold=0.7)
+    assert result.promoted and result.backfilled == 325
+    _, rows = warehouse.query(
+        "SELECT model, count(*) FILTER (WHERE trust_score IS NULL), count(*) FILTER (WHERE needs_review IS NULL)"
+        " FROM generations GROUP BY model ORDER BY model"
+    )
+    assert rows == [("m", 0, 1), ("other", 40, 40)]  # another model's generations wait for their own champion
+    _, rows = warehouse.query("SELECT trust_score FROM generations WHERE generation_id = 'scored'")
+    assert rows == [(0.123,)]  # what the gateway decided with at the time is kept
+    _, rows = warehouse.query(
+        "SELECT bool_and(needs_review = (trust_score < 0.7)) FROM generations"
+        " WHERE model = 'm' AND generation_id <> 'scored'"
+    )
+    assert rows == [(True,)]
+    _, rows = warehouse.query(
+        "SELECT count(*) FROM generation_quality WHERE model = 'm' AND label IS NOT NULL AND trust_score IS NULL"
+    )
+    assert rows == [(0,)]  # the analysts' view has a score for every labelled generation
+
+
+def test_isotonic_calibration_is_kept_only_where_it_lowers_the_holdout_ece(tmp_path: Path) -> None:
+    warehouse = seed_warehouse(tmp_path / "w.duckdb", 600, random.Random(9), shift=0.4)
+    candidate = train(warehouse, FolderStore(tmp_path / "a"), "m", BOUNDS)
+    m = candidate.metrics
+    assert m["calibrated"] == (m["ece_isotonic"] < m["ece_uncalibrated"])
+    assert m["ece"] == min(m["ece_isotonic"], m["ece_uncalibrated"])
+    loaded = TrustModel.from_bytes(candidate.model.to_bytes(), "row")
+    assert loaded.calibration == candidate.model.calibration
+    with pytest.raises(TrustModelError, match="malformed calibration"):
+        TrustModel.from_bytes(json.dumps({**json.loads(candidate.model.to_bytes()), "calibration": [[1, 0], [0]]}), "x")
 
 
 def test_the_best_single_feature_is_chosen_on_the_training_labels() -> None:
@@ -85,7 +193,7 @@ def test_the_best_single_feature_is_chosen_on_the_training_labels() -> None:
         logprob = (-0.2 if correct else -1.5) if informative == "mean_logprob" else rng.uniform(-1.5, -0.2)
         repetition = (0.0 if correct else 0.5) if informative == "seq_rep_4" else rng.uniform(0.0, 0.5)
         row = {"output": "{}", "metrics": {"mean_logprob": logprob, "seq_rep_4": repetition}, "finish_reason": "stop"}
-        return Example(start + timedelta(minutes=i), features(row), correct)
+        return Example(start + timedelta(minutes=i), features(row), correct, f"g{i}")
 
     train_rows = [example(i, i % 3 > 0, "mean_logprob") for i in range(60)]
     holdout = [example(60 + i, i % 3 > 0, "seq_rep_4") for i in range(30)]
@@ -96,7 +204,7 @@ def test_the_best_single_feature_is_chosen_on_the_training_labels() -> None:
 
 def test_saved_model_is_json_scored_without_sklearn_and_pickles_are_refused(tmp_path: Path) -> None:
     warehouse = seed_warehouse(tmp_path / "w.duckdb", 200, random.Random(2))
-    trained = train(warehouse, FolderStore(tmp_path / "artifacts"))
+    trained = train(warehouse, FolderStore(tmp_path / "artifacts"), "m", BOUNDS)
     path = tmp_path / "model.json"
     path.write_bytes(trained.model.to_bytes())
     loaded = TrustModel.load(path)
@@ -112,9 +220,10 @@ def test_saved_model_is_json_scored_without_sklearn_and_pickles_are_refused(tmp_
 
 
 def test_too_few_labels_is_a_clear_error(tmp_path: Path) -> None:
-    warehouse = seed_warehouse(tmp_path / "w.duckdb", MIN_LABELS - 1, random.Random(3))
-    with pytest.raises(TrustModelError, match=f"at least {MIN_LABELS}"):
-        train(warehouse, FolderStore(tmp_path / "artifacts"))
+    warehouse = seed_warehouse(tmp_path / "w.duckdb", BOUNDS.min_labels - 1, random.Random(3))
+    seed_warehouse(warehouse, 100, random.Random(3), model="other", prefix="o")  # another model's labels do not count
+    with pytest.raises(TrustModelError, match=f"m: {BOUNDS.min_labels - 1} labeled generations; .* at least 20"):
+        train(warehouse, FolderStore(tmp_path / "artifacts"), "m", BOUNDS)
 
 
 def test_features_and_ece() -> None:
@@ -138,8 +247,22 @@ def test_the_champion_travels_in_the_warehouse_to_every_replica(lake, tmp_path: 
     from ai_platform.serving.gateway.scoring import TrustChampions
 
     seed_warehouse(lake, 200, random.Random(5))
-    trained = train(lake, FolderStore(tmp_path / "trainer"))
-    assert trained.promoted
+    trainer = FolderStore(tmp_path / "trainer")
+    trained = train(lake, trainer, "m", BOUNDS)
+    assert promote(lake, trainer, "m", trained.model.version, BOUNDS, threshold=0.7).promoted
     shutil.rmtree(tmp_path / "trainer")  # the trainer's pod is gone
-    champion = TrustChampions().champion(lake.location)
+    champion = TrustChampions().champion(lake.location, "m")
     assert champion is not None and champion.version == trained.model.version
+    assert TrustChampions().champion(lake.location, "other") is None  # each served model has its own
+
+
+def test_a_champion_trained_before_models_had_their_own_still_scores_every_model(tmp_path: Path) -> None:
+    warehouse = seed_warehouse(tmp_path / "w.duckdb", 200, random.Random(5))
+    store = FolderStore(tmp_path / "a")
+    trained = train(warehouse, store, "m", BOUNDS)
+    with warehouse.write() as con:  # as migration 0010 leaves a champion from before it
+        con.execute("UPDATE trust_models SET champion = true, served_model = NULL")
+    from ai_platform.trust.train import champion
+
+    legacy = champion(warehouse, "any-model")
+    assert legacy is not None and legacy.version == trained.model.version

@@ -1,16 +1,20 @@
 """The trust model as plain JSON: a standardized logistic regression, scored in pure Python.
 
 Why not a pickle: a pickle runs code when loaded, and the gateway loads this on
-every reload. Why logistic regression: it is calibrated by its loss (the ECE
-in the metrics shows how well), it is explainable per feature, and it needs
+every reload. Why logistic regression: it is explainable per feature and needs
 no scikit-learn at serving time (scikit-learn fits it; this file scores it).
+Its loss calibrates it only roughly; where an isotonic map fitted on the
+training labels lowers the calibration error on the holdout, the model carries
+that map (`calibration`: increasing knots, interpolated linearly as
+scikit-learn's IsotonicRegression predicts).
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +33,14 @@ class TrustModel:
     intercept: float
     metrics: dict[str, Any] = field(default_factory=dict)
     format: str = FORMAT
+    calibration: list[list[float]] | None = None  # [knots x, values y]: raw probability -> calibrated
 
     def score(self, values: dict[str, float]) -> float:
+        raw = self.raw_score(values)
+        return raw if self.calibration is None else interpolate(raw, *self.calibration)
+
+    def raw_score(self, values: dict[str, float]) -> float:
+        """The logistic regression's probability, before any calibration map."""
         z = self.intercept
         for name, mean, scale, coef in zip(self.features, self.mean, self.scale, self.coef, strict=True):
             value = values.get(name, math.nan)
@@ -40,7 +50,12 @@ class TrustModel:
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
     def to_bytes(self) -> bytes:
+        if self.calibration is None:  # a model without a map keeps the bytes, so the version, it had before
+            return canonical_json({k: v for k, v in asdict(self).items() if k != "calibration"})
         return canonical_json(asdict(self))
+
+    def calibrated(self, calibration: list[list[float]] | None) -> TrustModel:
+        return replace(self, calibration=calibration)
 
     @property
     def version(self) -> str:
@@ -63,11 +78,33 @@ class TrustModel:
         if not isinstance(fields, dict) or fields.get("format") != FORMAT:
             raise TrustModelError(f"{where}: not a trust model (format must be {FORMAT!r})")
         try:
-            return cls(**fields)
+            model = cls(**fields)
         except TypeError as exc:
             raise TrustModelError(f"{where}: malformed trust model: {exc}") from None
+        knots = model.calibration
+        if knots is not None and not (
+            isinstance(knots, list)
+            and len(knots) == 2
+            and all(isinstance(k, list) and all(isinstance(v, int | float) for v in k) for k in knots)
+            and len(knots[0]) == len(knots[1]) >= 2
+            and all(a <= b for a, b in zip(knots[0], knots[0][1:], strict=False))
+        ):
+            raise TrustModelError(f"{where}: malformed calibration (two equal lists of knots, x increasing)")
+        return model
 
     @classmethod
     def from_row(cls, model: str | None, artifact_path: str) -> TrustModel:
         """A trust_models row's model: the JSON it carries, or (rows before migration 0009) its file."""
         return cls.from_bytes(model, "trust_models.model") if model else cls.load(Path(artifact_path))
+
+
+def interpolate(value: float, xs: list[float], ys: list[float]) -> float:
+    """Piecewise-linear through the knots, flat outside them (numpy.interp; what IsotonicRegression predicts
+    with out_of_bounds='clip')."""
+    if value <= xs[0]:
+        return ys[0]
+    if value >= xs[-1]:
+        return ys[-1]
+    hi = bisect.bisect_right(xs, value)
+    x0, x1, y0, y1 = xs[hi - 1], xs[hi], ys[hi - 1], ys[hi]
+    return y0 if x1 == x0 else y0 + (y1 - y0) * (value - x0) / (x1 - x0)

@@ -152,7 +152,7 @@ class Gateway:
                 self.bundles[state.live.bundle] = bundle.load(layout, state.live.bundle)
         self.metrics.switched(sum(before.get(m) != url for m, url in after.items()))
         for state in states.values():
-            self.trust[state.model] = self.champions.champion(state.warehouse)
+            self.trust[state.model] = self.champions.champion(state.warehouse, state.model)
             if state.retrieval_corpus and state.retrieval_corpus not in self.retrievers:
                 self.retrievers[state.retrieval_corpus] = KeywordRetriever(Path(state.retrieval_corpus))
         self.states = states
@@ -212,16 +212,24 @@ class Gateway:
         retrieved: list[str] = []
         retriever = self.retrievers.get(state.retrieval_corpus)
         if scored["needs_review"] and retriever is not None and (retrieved := retriever.retrieve(user_text)):
+            # The article's review-and-retrieve step: ask again with the clauses the corpus finds relevant;
+            # the better-trusted reply stands, and the clauses travel with it for the reviewer.
             retry = {**body, "messages": with_context(body["messages"], retrieved)}
+            first = scored["trust_score"]
             try:
                 again = await self._complete(upstream, retry)
                 rescored = score_reply(
                     state, document, *again, user_text, time.perf_counter() - started, self.trust.get(state.model)
                 )
-                if (rescored["trust_score"] or 0) > (scored["trust_score"] or 0):
-                    scored = {**rescored, "metrics": {**rescored["metrics"], "retrieved": len(retrieved)}}
-            except _UpstreamError:
-                pass  # the first reply stands, marked needs_review
+                if (rescored["trust_score"] or 0) > (first or 0):
+                    scored = rescored
+                outcome = "improved" if scored is rescored else "not_improved"
+            except _UpstreamError as exc:
+                outcome = f"re-ask failed: {exc}"  # the first reply stands, marked needs_review
+            scored["metrics"] = {
+                **scored["metrics"],
+                "retrieval": {"clauses": retrieved, "outcome": outcome, "first_trust_score": first},
+            }
         shown, pii = check_output(guards, scored["content"])
         if pii:
             await self._audit(request, state, name, "prompt", pii, received)
@@ -263,6 +271,8 @@ class Gateway:
             "finish_reason": "content_filter" if blocked else scored["finish_reason"],
             "latency_s": round(latency, 4),
         }
+        if retrieved:  # what a reviewer needs beside a low-trust reply: the clauses it was (re-)asked with
+            result["retrieval"] = scored["metrics"]["retrieval"]
         if blocked and pii:
             result["error"] = f"the reply was withheld: {pii.reason}"
         elif not valid:

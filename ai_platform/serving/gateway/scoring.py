@@ -23,27 +23,27 @@ CHAMPION_TTL_S = 15.0
 
 
 class TrustChampions:
-    """The champion trust model each warehouse records, cached by its file and looked up every 15 s at most:
-    each look holds the warehouse file briefly, and pipeline runs write to it."""
+    """The champion trust model of each served model, as its warehouse records it, cached by its file and
+    looked up every 15 s at most: each look holds the warehouse file briefly, and pipeline runs write to it."""
 
     def __init__(self) -> None:
         self.files: dict[str, TrustModel] = {}
-        self.checked: dict[str, tuple[float, TrustModel | None]] = {}
+        self.checked: dict[tuple[str, str], tuple[float, TrustModel | None]] = {}
 
-    def champion(self, warehouse: str) -> TrustModel | None:
+    def champion(self, warehouse: str, model: str) -> TrustModel | None:
         if not warehouse or not (warehouse.startswith(LAKE) or Path(warehouse).is_file()):
             return None
-        checked, model = self.checked.get(warehouse, (0.0, None))
+        checked, found = self.checked.get((warehouse, model), (0.0, None))
         if time.monotonic() - checked < CHAMPION_TTL_S:
-            return model
-        model = self._lookup(warehouse)
-        self.checked[warehouse] = (time.monotonic(), model)
-        return model
+            return found
+        found = self._lookup(warehouse, model)
+        self.checked[(warehouse, model)] = (time.monotonic(), found)
+        return found
 
-    def _lookup(self, warehouse: str) -> TrustModel | None:
+    def _lookup(self, warehouse: str, model: str) -> TrustModel | None:
         try:
             with WAREHOUSE_LOCK:
-                _, rows = at(warehouse, lock_timeout_s=2).query(CHAMPION)
+                _, rows = at(warehouse, lock_timeout_s=2).query(CHAMPION, [model])
         except PlatformError:
             return None
         if not rows:
