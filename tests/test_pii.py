@@ -1,7 +1,7 @@
 """PII detection: valid examples found, near-misses not, no false positives on contracts.
 
 Check digits in this file are computed by small reference implementations
-written here from the standards, not by the module under test.
+written from the standards (tests/pii_corpus.py), not by the module under test.
 """
 
 from __future__ import annotations
@@ -12,38 +12,21 @@ from datetime import date, timedelta
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pii_corpus import (
+    PROVINCES,
+    USCC_CHARS,
+    USCC_TYPES,
+    bban_alphabets,
+    iban_countries,
+    iban_with_check,
+    id_check,
+    luhn_digit,
+    org_check,
+    uscc_check,
+)
 
 from ai_platform.demo import corpus
 from ai_platform.evaluation.pii import Finding, find_pii, pii_count
-
-# ---------------------------------------------------------------- reference check digits
-
-
-def id_check(first17: str) -> str:  # GB 11643-1999
-    weights = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
-    return "10X98765432"[sum(int(c) * w for c, w in zip(first17, weights, strict=True)) % 11]
-
-
-USCC_CHARS = "0123456789ABCDEFGHJKLMNPQRTUWXY"
-
-
-def uscc_check(first17: str) -> str:  # GB 32100-2015
-    weights = (1, 3, 9, 27, 19, 26, 16, 17, 20, 29, 25, 13, 8, 24, 10, 30, 28)
-    total = sum(USCC_CHARS.index(c) * w for c, w in zip(first17, weights, strict=True))
-    return USCC_CHARS[(31 - total % 31) % 31]
-
-
-def iban_with_check(country: str, bban: str) -> str:  # ISO 13616: 98 - (BBAN + CC + "00") mod 97
-    numeric = "".join(str(int(c, 36)) for c in bban + country + "00")
-    return f"{country}{98 - int(numeric) % 97:02d}{bban}"
-
-
-def luhn_digit(body: str) -> str:
-    total = 0
-    for i, c in enumerate(reversed(body)):
-        d = int(c) * (2 if i % 2 == 0 else 1)  # the check digit will sit right of `body`
-        total += d - 9 if d > 9 else d
-    return str((10 - total % 10) % 10)
 
 
 def only(text: str) -> list[tuple[str, str]]:
@@ -307,7 +290,6 @@ def test_contract_numbers_amounts_dates_and_articles_are_not_pii() -> None:
 
 FILLER = st.text(alphabet=st.sampled_from("合同甲方乙方违约金的条款，。：；（）、 abcdefXYZ-_/.,;:()[]\n"), max_size=30)
 SEPARATOR = st.sampled_from(["", " ", "，", "。", "：", "号", "(", "\n"])
-PROVINCES = [11, 12, 13, 14, 15, 21, 22, 23, 31, 32, 33, 34, 35, 36, 37, 41, 42, 43, 44, 45, 46, 50, 51, 52, 61, 65]
 
 
 @st.composite
@@ -320,18 +302,18 @@ def resident_ids(draw: st.DrawFn) -> str:
 
 @st.composite
 def ussccs(draw: st.DrawFn) -> str:
-    head = draw(st.sampled_from("159Y")) + draw(st.sampled_from("1239"))
-    region = str(draw(st.integers(100000, 999999)))
-    body = head + region + "".join(draw(st.lists(st.sampled_from(USCC_CHARS), min_size=9, max_size=9)))
+    authority = draw(st.sampled_from(sorted(USCC_TYPES)))
+    head = authority + draw(st.sampled_from(USCC_TYPES[authority]))
+    region = f"{draw(st.sampled_from(PROVINCES))}{draw(st.integers(0, 9999)):04d}"
+    org = "".join(draw(st.lists(st.sampled_from(USCC_CHARS), min_size=8, max_size=8)))
+    body = head + region + org + org_check(org)
     return body + uscc_check(body)
 
 
 @st.composite
 def ibans(draw: st.DrawFn) -> str:
-    lengths = {"DE": 22, "GB": 22, "FR": 27, "ES": 24, "IT": 27, "NL": 18, "BE": 16, "CH": 21, "AT": 20, "PL": 28}
-    country = draw(st.sampled_from(sorted(lengths)))
-    alnum = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    bban = "".join(draw(st.lists(st.sampled_from(alnum), min_size=lengths[country] - 4, max_size=lengths[country] - 4)))
+    country, structure = draw(st.sampled_from(sorted(iban_countries().items())))
+    bban = "".join(draw(st.sampled_from(chars)) for chars in bban_alphabets(structure))
     value = iban_with_check(country, bban)
     return spaced(value) if draw(st.booleans()) else value
 
