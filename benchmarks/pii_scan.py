@@ -1,0 +1,102 @@
+"""find_pii, which the gateway runs on every reply, vs the recognizers it replaced and a plain `re` scan.
+
+Texts (seeded, the same for all three):
+  contracts  the demo corpus's contracts and their JSON answers, Chinese and English (no PII)
+  long       40 of those contracts joined (about 6,000 characters: a long reply)
+  pii        the test corpus's sentences (tests/pii_corpus.py): identifiers printed compact,
+             grouped, full-width, valid and with a broken check, Chinese and English
+Timed per text, best of --repeat passes over each set:
+  ours       ai_platform.evaluation.pii.find_pii (fold, grouped windows, python-stdnum checks)
+  previous   find_pii as of BASELINE_COMMIT (one regex per kind, its own validators), read with `git show`
+  re         one `re.finditer` of a digit-run pattern over the text: the least a scan costs
+On the pii set it also prints what each finds: valid values at their exact span, broken ones flagged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import time
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+from pii_corpus import corpus  # noqa: E402
+
+from ai_platform.demo import corpus as demo  # noqa: E402
+from ai_platform.evaluation.pii import find_pii  # noqa: E402
+
+BASELINE_COMMIT = "2996a20"  # the last pii.py before issue 22
+FLOOR = re.compile(r"[0-9][0-9 .-]{11,}[0-9Xx]")
+
+
+def previous() -> Callable[[str], list[Any]]:
+    source = subprocess.run(
+        ["git", "show", f"{BASELINE_COMMIT}:ai_platform/evaluation/pii.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    module = types.ModuleType("pii_previous")
+    sys.modules[module.__name__] = module  # dataclasses look their module up
+    exec(compile(source, f"pii.py@{BASELINE_COMMIT}", "exec"), module.__dict__)
+    scan: Callable[[str], list[Any]] = module.find_pii
+    return scan
+
+
+def floor(text: str) -> list[re.Match[str]]:
+    return list(FLOOR.finditer(text))
+
+
+def per_text_us(scan: Callable[[str], object], texts: list[str], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for text in texts:
+            scan(text)
+        best = min(best, time.perf_counter() - start)
+    return best / len(texts) * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    examples = demo.examples(0, 400, "bench")
+    cases = corpus(seed=7)
+    sets = {
+        "contracts": [e.text for e in examples] + [json.dumps(e.answer, ensure_ascii=False) for e in examples],
+        "long": ["\n".join(e.text for e in examples[i : i + 40]) for i in range(0, 400, 40)],
+        "pii": [c.text for c in cases],
+    }
+    old = previous()
+    header = ("set", "texts", "chars", "ours us", "previous us", "ratio", "re us", "ratio")
+    print("{:10s} {:>6s} {:>6s} {:>9s} {:>12s} {:>6s} {:>7s} {:>6s}".format(*header))
+    for name, texts in sets.items():
+        ours_us = per_text_us(find_pii, texts, args.repeat)
+        old_us = per_text_us(old, texts, args.repeat)
+        re_us = per_text_us(floor, texts, args.repeat)
+        chars = sum(map(len, texts)) / len(texts)
+        print(
+            f"{name:10s} {len(texts):6d} {chars:6.0f} {ours_us:9.1f} {old_us:12.1f} {ours_us / old_us:6.2f}"
+            f" {re_us:7.1f} {ours_us / re_us:6.1f}"
+        )
+    valid = [c for c in cases if c.valid]
+    broken = [c for c in cases if not c.valid]
+    for label, scan in (("ours", find_pii), ("previous", old)):
+        hits = sum(any((f.kind, f.start, f.end) == (c.kind, c.start, c.end) for f in scan(c.text)) for c in valid)
+        flagged = sum(bool(scan(c.text)) for c in broken)
+        found = f"{hits}/{len(valid)} valid found ({hits / len(valid):.1%})"
+        print(f"{label}: {found}, {flagged}/{len(broken)} broken flagged")
+
+
+if __name__ == "__main__":
+    main()
