@@ -56,6 +56,30 @@ class SigningToolMissingError(WeightsError):
     """The model spec names a signature but the `model-signing` package is not installed."""
 
 
+class ModelFolderError(WeightsError):
+    """A model folder holds an entry that cannot be verified as a plain file inside it."""
+
+
+class SymlinkEscapeError(ModelFolderError):
+    """A symlink in a model folder points outside it."""
+
+
+class DanglingSymlinkError(ModelFolderError):
+    """A symlink in a model folder points at nothing."""
+
+
+class SymlinkLoopError(ModelFolderError):
+    """A symlink in a model folder is part of a loop (or a chain too long to follow)."""
+
+
+class NotRegularFileError(ModelFolderError):
+    """A FIFO, socket or device in a model folder: never opened (a FIFO would block the reader forever)."""
+
+
+class ShardIndexError(ModelFolderError):
+    """A `*.safetensors.index.json` is unreadable, or its weight_map names a shard missing or outside the folder."""
+
+
 class PromptError(PlatformError):
     """A .prompt file or a schema notation is invalid; message is `path:line:col: ...`."""
 
@@ -90,6 +114,13 @@ class CalibrationError(QuantizationError):
 
 class ImageError(PlatformError):
     """An OCI layout, image or registry exchange is missing, malformed, or does not match its digest."""
+
+
+class UnsafeArchiveError(PlatformError):
+    """A tar member that would land or link outside the extraction folder, go through a symlink, or is a device.
+
+    Raised for image layers and git exports alike, before anything reaches the final folder.
+    """
 
 
 class DigestMismatchError(ImageError):

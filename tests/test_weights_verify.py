@@ -13,7 +13,14 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from ai_platform.errors import OffsetLayoutError, WeightsError
+from ai_platform.errors import (
+    DanglingSymlinkError,
+    NotRegularFileError,
+    OffsetLayoutError,
+    ShardIndexError,
+    SymlinkLoopError,
+    WeightsError,
+)
 from ai_platform.weights import hashing
 from ai_platform.weights.manifest import build_manifest, compare, digest, identical_fraction, scan
 
@@ -150,3 +157,91 @@ def test_hub_download_bookkeeping_is_not_part_of_the_model(model: Path) -> None:
     (model / ".cache/huggingface/download").mkdir(parents=True)
     (model / ".cache/huggingface/download/model.safetensors.metadata").write_text("sha\netag\n")
     assert scan(model) == before
+
+
+# ------------------------------------------------- entries that are not plain files, and shard indexes
+
+
+def test_a_dangling_symlink_is_a_named_error(model: Path) -> None:
+    os.symlink("tokenizer.model", model / "tokenizer.json")
+    with pytest.raises(DanglingSymlinkError, match=r"tokenizer\.json: symlink to 'tokenizer\.model', which does not"):
+        build_manifest(model)
+
+
+def test_a_symlink_loop_is_a_named_error(model: Path) -> None:
+    os.symlink("b.json", model / "a.json")
+    os.symlink("a.json", model / "b.json")
+    with pytest.raises(SymlinkLoopError, match=r"a\.json: symlink loop"):
+        build_manifest(model)
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "tokenizer.json"])
+def test_a_fifo_is_refused_without_opening_it(model: Path, name: str) -> None:
+    os.mkfifo(model / name)  # opening it to read would block until a writer came
+    with pytest.raises(NotRegularFileError, match=rf"{name}: a FIFO, not a regular file"):
+        build_manifest(model)
+
+
+def test_a_symlink_to_a_fifo_is_refused(model: Path) -> None:
+    os.mkfifo(model / "pipe")
+    os.symlink("pipe", model / "model.safetensors")
+    with pytest.raises(NotRegularFileError, match="pipe: a FIFO"):
+        build_manifest(model)
+
+
+def write_index(folder: Path, weight_map: dict[str, str]) -> None:
+    body = {"metadata": {"total_size": 0}, "weight_map": weight_map}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(body))
+
+
+SHARDED = {
+    "a.weight": "model-00001-of-00002.safetensors",
+    "a.bias": "model-00001-of-00002.safetensors",
+    "b.weight": "model-00002-of-00002.safetensors",
+}
+
+
+def test_a_sharded_model_with_a_shard_gone_fails(model: Path) -> None:
+    write_index(model, SHARDED)
+    build_manifest(model)  # whole, it verifies
+    (model / "model-00002-of-00002.safetensors").unlink()
+    with pytest.raises(
+        ShardIndexError,
+        match=r"model\.safetensors\.index\.json: weight_map names 'model-00002-of-00002\.safetensors'"
+        r" \(for b\.weight\), which is not in the folder",
+    ):
+        build_manifest(model)
+
+
+@pytest.mark.parametrize("shard", ["../x.safetensors", "/tmp/x.safetensors", "sub/../../x.safetensors"])
+def test_a_shard_index_naming_a_file_outside_the_folder_fails(model: Path, shard: str) -> None:
+    write_index(model, {**SHARDED, "b.weight": shard})
+    with pytest.raises(ShardIndexError, match="outside the model folder"):
+        build_manifest(model)
+
+
+def test_a_shard_index_naming_a_tensor_its_shard_lacks_fails(model: Path) -> None:
+    write_index(model, {**SHARDED, "b.weight": "model-00001-of-00002.safetensors"})
+    with pytest.raises(ShardIndexError, match=r"b\.weight is not in model-00001-of-00002\.safetensors"):
+        build_manifest(model)
+
+
+def test_an_unreadable_shard_index_fails(model: Path) -> None:
+    (model / "model.safetensors.index.json").write_text('{"weight_map": ["not", "a", "map"]}')
+    with pytest.raises(ShardIndexError, match="weight_map must map tensor names to shard files"):
+        build_manifest(model)
+
+
+@pytest.mark.parametrize("case", ["dangling", "loop", "fifo", "missing-shard"])
+def test_cli_refuses_odd_folders_with_an_error_not_a_traceback(model: Path, case: str) -> None:
+    if case == "dangling":
+        os.symlink("gone.json", model / "tokenizer.json")
+    elif case == "loop":
+        os.symlink("loop.json", model / "loop.json")
+    elif case == "fifo":
+        os.mkfifo(model / "model.safetensors")
+    else:
+        write_index(model, SHARDED)
+        (model / "model-00002-of-00002.safetensors").unlink()
+    done = run(str(model))  # a FIFO used to block here until the timeout
+    assert done.returncode == 1 and done.stderr.startswith("error: ") and "Traceback" not in done.stderr, done.stderr

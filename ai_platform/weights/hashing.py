@@ -16,7 +16,9 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
+from ai_platform.weights.files import open_regular
 from ai_platform.weights.header import Header, read_header
 
 WINDOW = 16 * 1024 * 1024
@@ -24,11 +26,16 @@ WINDOW = 16 * 1024 * 1024
 
 def _walk(path: Path, spans: Iterable[tuple[str, int, int]]) -> dict[str, str]:
     """sha256 of each (key, begin, end) byte span of the file, in one forward pass."""
+    with open_regular(path) as f:  # a FIFO or device is refused, never read from
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return {key: hashlib.sha256().hexdigest() for key, _, _ in spans}
+        return _walk_mapped(f, size, spans)
+
+
+def _walk_mapped(f: BinaryIO, size: int, spans: Iterable[tuple[str, int, int]]) -> dict[str, str]:
     digests: dict[str, str] = {}
-    size = path.stat().st_size
-    if size == 0:
-        return {key: hashlib.sha256().hexdigest() for key, _, _ in spans}
-    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+    with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         view = memoryview(mm)
         try:
             for key, begin, end in spans:

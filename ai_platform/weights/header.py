@@ -12,6 +12,7 @@ trailing bytes (a polyglot file is refused), and JSON keys must be unique.
 from __future__ import annotations
 
 import json
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from ai_platform.errors import (
     TensorEntryError,
     TensorSizeError,
 )
+from ai_platform.weights.files import open_regular
 
 MAX_HEADER_BYTES = 100_000_000  # the reference reader's limit
 DTYPE_BITS: dict[str, int] = {
@@ -203,8 +205,8 @@ def _tensor(name: str, entry: object, data_start: int) -> TensorInfo:
 def read_header(path: Path) -> Header:
     """Validate the header of the file at `path` (reads only the header bytes)."""
     path = Path(path)
-    size = path.stat().st_size
-    with path.open("rb") as f:
+    with open_regular(path) as f:  # a FIFO or device is refused, never read from
+        size = os.fstat(f.fileno()).st_size
         first = f.read(8)
         n = struct.unpack("<Q", first)[0] if len(first) == 8 else 0
         # Read the header only when its length is plausible; parse_header names the problem otherwise.

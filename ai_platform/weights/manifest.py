@@ -7,15 +7,19 @@ what a later verification is held to (a trusted manifest) and what a
 
 from __future__ import annotations
 
+import json
 import os
+import posixpath
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ai_platform.artifacts import canonical_json, sha256_hex
-from ai_platform.errors import WeightsError
+from ai_platform.errors import ShardIndexError, WeightsError
 from ai_platform.weights import pickles
+from ai_platform.weights.files import check_entry
 from ai_platform.weights.hashing import hash_files
+from ai_platform.weights.hub import safe_repo_path
 
 SCHEMA = "ai-platform.weights-manifest/v1"
 
@@ -23,8 +27,10 @@ SCHEMA = "ai-platform.weights-manifest/v1"
 def scan(folder: Path, *, allow_pickle: bool = False) -> list[str]:
     """Relative paths of the files under `folder`, refusing what must never be loaded.
 
-    Refused: links that leave the folder, and pickle-based weights (they run code on load)
-    unless the spec opts in with `allow_pickle` and picklescan reports each one clean.
+    Refused: anything but regular files and symlinks that end at one inside the folder
+    (`files.check_entry`: FIFOs, sockets, devices, dangling or looping links, links that
+    leave), and pickle-based weights (they run code on load) unless the spec opts in with
+    `allow_pickle` and picklescan reports each one clean.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -38,8 +44,7 @@ def scan(folder: Path, *, allow_pickle: bool = False) -> list[str]:
         for name in sorted(filenames):
             path = Path(dirpath) / name
             relative = path.relative_to(folder).as_posix()
-            if path.is_symlink() and not path.resolve().is_relative_to(root):
-                raise WeightsError(f"{relative}: symlink points outside the snapshot ({os.readlink(path)})")
+            check_entry(path, relative, root)
             if pickles.is_pickle(path):
                 if not allow_pickle:
                     raise WeightsError(
@@ -96,7 +101,43 @@ def build_manifest(
                 for t in h.header.tensors
             ]
         files.append(entry)
+    for rel in relative:
+        if rel.endswith(INDEX_SUFFIX):
+            check_shard_index(folder, rel, files)
     return {"schema": SCHEMA, "files": files}
+
+
+INDEX_SUFFIX = ".safetensors.index.json"
+
+
+def check_shard_index(folder: Path, index: str, files: list[dict[str, Any]]) -> None:
+    """A sharded model's index must name only shards that are in the folder and hold the tensors it says."""
+    try:
+        doc = json.loads((folder / index).read_bytes())
+    except ValueError as exc:
+        raise ShardIndexError(f"{index}: not a JSON shard index ({exc})") from None
+    weight_map = doc.get("weight_map") if isinstance(doc, dict) else None
+    if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+        raise ShardIndexError(f"{index}: weight_map must map tensor names to shard files")
+    base = posixpath.dirname(index)
+    outside = sorted({shard for shard in weight_map.values() if not safe_repo_path(shard)})
+    if outside:
+        named = ", ".join(map(repr, outside))
+        raise ShardIndexError(f"{index}: weight_map names shards outside the model folder: {named}")
+    tensors = {f["path"]: {t["name"] for t in f.get("tensors", [])} for f in files}
+    missing: dict[str, str] = {}  # shard -> the first tensor the index puts there
+    for tensor, shard in weight_map.items():
+        path = posixpath.join(base, shard)
+        if path not in tensors:
+            missing.setdefault(shard, tensor)
+        elif tensor not in tensors[path]:
+            raise ShardIndexError(f"{index}: {tensor} is not in {shard}, where weight_map puts it")
+    if missing:
+        named = ", ".join(f"{shard!r} (for {tensor})" for shard, tensor in sorted(missing.items()))
+        raise ShardIndexError(
+            f"{index}: weight_map names {named}, which {'is' if len(missing) == 1 else 'are'} not in the folder;"
+            " download the missing shards (the whole commit) again"
+        )
 
 
 def digest(manifest: dict[str, Any]) -> str:
@@ -104,8 +145,6 @@ def digest(manifest: dict[str, Any]) -> str:
 
 
 def load(path: Path) -> dict[str, Any]:
-    import json
-
     try:
         manifest = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
