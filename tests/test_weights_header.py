@@ -229,6 +229,24 @@ def test_sub_byte_dtypes_that_fill_whole_bytes_are_accepted() -> None:
     assert [(t.name, t.end - t.begin) for t in hdr.tensors] == [("f4", 3), ("f6", 3)]
 
 
+@pytest.mark.parametrize("dtype", ["F8_E4M3FNUZ", "F8_E5M2FNUZ"])
+def test_fnuz_float8_dtypes_are_one_byte_each(dtype: str) -> None:
+    blob = build({"a": entry(dtype, [2, 3], 0, 6)}, bytes(6))
+    hdr = parse(blob)
+    check_invariants(hdr)
+    assert hdr.tensors[0].dtype == dtype
+    assert dict(safetensors.deserialize(blob))["a"]["dtype"] == dtype  # the reference reader agrees
+
+
+@pytest.mark.parametrize("space", [b" ", b"\n", b"\t", b"\r\n  "])
+def test_leading_whitespace_is_refused_and_the_error_says_why(space: bytes) -> None:
+    blob = build(space + b'{"a":' + json.dumps(U8_1).encode() + b"}", b"x")
+    assert set(dict(safetensors.deserialize(blob))) == {"a"}  # the reference reader skips it: we refuse on purpose
+    with pytest.raises(HeaderEncodingError, match="starts with whitespace") as refused:
+        parse(blob)
+    assert "only trailing spaces may pad a header" in str(refused.value)
+
+
 def test_zero_dimension_makes_any_other_dimension_legal() -> None:
     hdr = parse(build({"a": entry("F64", [0, U64_MAX], 0, 0)}))
     assert hdr.tensors[0].shape == (0, U64_MAX)

@@ -1,7 +1,10 @@
 """Strict safetensors header validation, with an error type per broken rule.
 
 Format: 8 bytes little-endian u64 N, then N bytes of UTF-8 JSON (may be padded
-with trailing spaces), then the data buffer. The JSON maps tensor names to
+with trailing spaces), then the data buffer. The header must start with `{`:
+the reference reader also skips leading whitespace, but no writer emits it and
+other readers refuse it, so we refuse it too, saying why (a file that loads in
+one place and not another is how two readers come to disagree). The JSON maps tensor names to
 `{"dtype", "shape", "data_offsets": [begin, end]}` (offsets relative to the data
 buffer) plus an optional `"__metadata__"` of string -> string. We enforce at
 least every rule the reference reader does, and a few it leaves implicit:
@@ -35,6 +38,8 @@ DTYPE_BITS: dict[str, int] = {
     "I8": 8,
     "F8_E5M2": 8,
     "F8_E4M3": 8,
+    "F8_E5M2FNUZ": 8,  # the AMD (MI300) float8 variants: no negative zero, NaN at 0x80
+    "F8_E4M3FNUZ": 8,
     "F8_E8M0": 8,
     "I16": 16,
     "U16": 16,
@@ -52,6 +57,12 @@ DTYPE_BITS: dict[str, int] = {
     "F6_E3M2": 6,
 }
 U64_MAX = 2**64 - 1
+JSON_SPACE = " \t\n\r"
+LEADING_SPACE = (
+    "header does not start with '{': it starts with whitespace, which the safetensors library skips but its writer"
+    " never emits and other readers refuse, so such a file loads in some places and not in others;"
+    " only trailing spaces may pad a header"
+)
 
 
 @dataclass(frozen=True)
@@ -134,6 +145,8 @@ def _parse(prefix: bytes, file_size: int) -> Header:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise HeaderEncodingError(f"header is not UTF-8 (byte {8 + exc.start})") from None
+    if text[:1] in JSON_SPACE and text.lstrip(JSON_SPACE).startswith("{"):
+        raise HeaderEncodingError(LEADING_SPACE)
     if not text.startswith("{"):
         raise HeaderEncodingError("header does not start with '{'")
     try:
