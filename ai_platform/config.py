@@ -294,6 +294,9 @@ class WeightsSignature(Strict):
 class Verification(Strict):
     manifest: str | None = None  # a trusted manifest in the platform repo
     reference_manifest: str | None = None  # the base model, to flag byte-identical "fine-tunes"
+    # With a reference: block when at least this share of tensors is byte-identical to the base's
+    # (a "fine-tune" that changed 1 bias of 300 tensors trained nothing; 1.0 blocks exact copies only).
+    identical_fraction_limit: float = Field(default=0.99, gt=0.0, le=1.0)
     signature: WeightsSignature | None = None
 
 

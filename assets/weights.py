@@ -73,6 +73,7 @@ def verified_weights(context: dg.AssetExecutionContext, platform_repo: PlatformR
         "signing_subject": f"sha256:{result.signing_manifest['subject'][0]['digest']['sha256']}",
         "signature": result.signature or "none named in the spec",
     }
-    if result.identical_to_reference is not None:
+    if result.identical_to_reference is not None:  # blocks at or above the spec's limit: "not a fine-tune"
         metadata["identical_to_reference"] = result.identical_to_reference
+        metadata["identical_fraction_limit"] = result.identical_limit
     return dg.MaterializeResult(metadata=metadata, check_results=[check], data_version=dg.DataVersion(result.digest))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from safetensors.numpy import save_file
 
 from ai_platform.errors import (
@@ -21,8 +22,11 @@ from ai_platform.errors import (
     SymlinkLoopError,
     WeightsError,
 )
+from ai_platform.platform_repo import git
+from ai_platform.specs import snapshot_model_spec
 from ai_platform.weights import hashing
 from ai_platform.weights.manifest import build_manifest, compare, digest, identical_fraction, scan
+from ai_platform.weights.stage import fetch_raw, verify
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = ROOT / ".venv/bin/ai-platform"
@@ -245,3 +249,55 @@ def test_cli_refuses_odd_folders_with_an_error_not_a_traceback(model: Path, case
         (model / "model-00002-of-00002.safetensors").unlink()
     done = run(str(model))  # a FIFO used to block here until the timeout
     assert done.returncode == 1 and done.stderr.startswith("error: ") and "Traceback" not in done.stderr, done.stderr
+
+
+# ------------------------------------------------- "not a fine-tune": a share of identical tensors, not all of them
+
+
+def many_tensors(folder: Path, changed: bool) -> Path:
+    """A 300-tensor model; `changed` edits one bias, as a "fine-tune" that trained nothing else would."""
+    folder.mkdir()
+    tensors = {f"layers.{i}.weight": np.full((4,), i, dtype=np.float32) for i in range(299)}
+    tensors["head.bias"] = np.ones((4,), dtype=np.float32) * (2.0 if changed else 1.0)
+    save_file(tensors, str(folder / "model.safetensors"))
+    return folder
+
+
+def test_cli_flags_a_fine_tune_that_changed_one_tensor_of_300(tmp_path: Path) -> None:
+    base, tuned = many_tensors(tmp_path / "base", False), many_tensors(tmp_path / "tuned", True)
+    reference = tmp_path / "base.json"
+    assert run(str(base), "--write-manifest", str(reference)).returncode == 0
+    done = run(str(tuned), "--reference", str(reference), "--json")
+    report = json.loads(done.stdout)
+    assert done.returncode == 1 and report["identical_to_reference"] == pytest.approx(299 / 300)
+    assert report["problems"] == [
+        "99.7% of tensors are byte-identical to the reference model, at or above the 99% limit: not a fine-tune"
+    ]
+    assert run(str(tuned), "--reference", str(reference), "--identical-limit", "1").returncode == 0
+
+
+def test_the_spec_sets_the_identical_share_that_blocks(own_demo_repo: Path, tmp_path: Path) -> None:
+    """verification.identical_fraction_limit: 25 of the demo's 26 tensors equal a base that differs in one."""
+    base = json.loads((own_demo_repo / "manifests/contract-qwen2.json").read_text())
+    weights = next(f for f in base["files"] if f["path"] == "model.safetensors")
+    weights["tensors"][0]["sha256"] = "0" * 64
+    (own_demo_repo / "manifests/base.json").write_text(json.dumps(base))
+    spec_path = own_demo_repo / "models/contract-reviewer.yaml"
+    spec = yaml.safe_load(spec_path.read_text())
+    spec["verification"]["reference_manifest"] = "manifests/base.json"
+    results = {}
+    for limit in (None, 0.9):
+        if limit is not None:
+            spec["verification"]["identical_fraction_limit"] = limit
+        spec_path.write_text(yaml.safe_dump(spec, sort_keys=False))
+        git(own_demo_repo, "add", "-A")
+        git(own_demo_repo, "commit", "--quiet", "-m", f"reference manifest, limit {limit}")
+        snap = snapshot_model_spec(own_demo_repo, tmp_path / "home", "contract-reviewer")
+        results[limit] = verify(snap, fetch_raw(snap))
+    default, strict = results[None], results[0.9]
+    assert default.passed and default.identical_to_reference == pytest.approx(25 / 26)
+    assert default.identical_limit == 0.99
+    assert not strict.passed and strict.identical_limit == 0.9
+    assert strict.problems == [
+        "96.2% of tensors are byte-identical to the reference model, at or above the 90% limit: not a fine-tune"
+    ]

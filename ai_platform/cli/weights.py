@@ -15,7 +15,7 @@ from ai_platform.errors import PlatformError
 def weights_verify(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from ai_platform.config import WeightsSignature
+    from ai_platform.config import Verification, WeightsSignature
     from ai_platform.weights import manifest as wm
     from ai_platform.weights import signing
 
@@ -39,7 +39,8 @@ def weights_verify(args: argparse.Namespace) -> int:
     if args.reference:
         fraction = wm.identical_fraction(actual, wm.load(Path(args.reference)))
         result["identical_to_reference"] = fraction
-        problems += wm.not_a_fine_tune(fraction)
+        limit = Verification().identical_fraction_limit if args.identical_limit is None else args.identical_limit
+        problems += wm.not_a_fine_tune(fraction, limit)
     if args.signature:
         try:
             signature = WeightsSignature(
@@ -70,6 +71,17 @@ def weights_verify(args: argparse.Namespace) -> int:
     return 0 if result["ok"] else 1
 
 
+def share(text: str) -> float:
+    """A share in (0, 1], as verification.identical_fraction_limit takes."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a share in (0, 1], e.g. 0.99 (got {text!r})")
+    return value
+
+
 def add(areas: Areas) -> None:
     weights = areas.add_parser("weights", help="weights verification").add_subparsers(dest="command", required=True)
     p = command(
@@ -86,6 +98,12 @@ def add(areas: Areas) -> None:
     p.add_argument("dir", metavar="DIR", help="the model folder (safetensors, config and tokenizer files)")
     p.add_argument("--manifest", help="a trusted manifest to hold the weights to")
     p.add_argument("--reference", help="a base model's manifest: report the share of identical tensors")
+    p.add_argument(
+        "--identical-limit",
+        type=share,
+        metavar="SHARE",
+        help="with --reference: fail when at least this share of tensors is identical (default 0.99, as in a spec)",
+    )
     p.add_argument("--write-manifest", help="write the computed manifest here")
     p.add_argument(
         "--allow-pickle", action="store_true", help="accept pickle weights (.bin .pt ...) that picklescan reports clean"

@@ -187,6 +187,12 @@ def identical_fraction(actual: dict[str, Any], reference: dict[str, Any]) -> flo
     return sum(base.get(name) == sha for name, sha in ours.items()) / len(ours) if ours else 0.0
 
 
-def not_a_fine_tune(fraction: float) -> list[str]:
-    """The problem a claimed fine-tune has when every tensor equals its base model's."""
-    return ["every tensor is byte-identical to the reference model: not a fine-tune"] if fraction == 1.0 else []
+def not_a_fine_tune(fraction: float, limit: float) -> list[str]:
+    """The problem a claimed fine-tune has when at least `limit` of its tensors equal its base model's
+    (the model spec's verification.identical_fraction_limit)."""
+    if fraction < limit:
+        return []
+    return [
+        f"{fraction:.1%} of tensors are byte-identical to the reference model,"
+        f" at or above the {limit * 100:g}% limit: not a fine-tune"
+    ]

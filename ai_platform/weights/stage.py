@@ -53,7 +53,8 @@ class Verification:
     digest: str
     problems: list[str]
     against: str  # what the weights were held to
-    identical_to_reference: float | None
+    identical_to_reference: float | None  # share of tensors byte-identical to the reference manifest's
+    identical_limit: float | None  # the share at which that blocks (verification.identical_fraction_limit)
     source_commit: str  # the hub commit, or the platform-repo commit for a local source
     lfs_sha256: dict[str, str | None]
     signing_manifest: dict[str, Any]  # the OpenSSF model-signing v1.0 statement, ready to sign
@@ -91,10 +92,11 @@ def verify(snap: SpecSnapshot, raw: RawWeights) -> Verification:
         if set(pinned) != {f["path"] for f in actual["files"]}:
             problems.append("the file list changed since raw_weights pinned it")
         against = "the hub's LFS sha256" if any(f.lfs_sha256 for f in raw.files) else "raw_weights' hashes"
-    fraction = None
+    fraction, limit = None, None
     if snap.spec.verification.reference_manifest:
         fraction = wm.identical_fraction(actual, wm.load(snap.platform.file(snap.spec.verification.reference_manifest)))
-        problems += wm.not_a_fine_tune(fraction)
+        limit = snap.spec.verification.identical_fraction_limit
+        problems += wm.not_a_fine_tune(fraction, limit)
     statement = signing.statement(actual, snap.spec.name, allow_symlinks=signing.has_symlinks(folder, actual))
     signature = snap.spec.verification.signature
     if signature:  # raises when model-signing is missing: a named signature never passes unchecked
@@ -107,6 +109,7 @@ def verify(snap: SpecSnapshot, raw: RawWeights) -> Verification:
         problems,
         against,
         fraction,
+        limit,
         raw.commit,
         lfs,
         statement,
