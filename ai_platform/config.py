@@ -19,6 +19,8 @@ from pydantic_core import ErrorDetails
 
 from ai_platform.artifacts import ArtifactStore, FolderStore
 from ai_platform.errors import ConfigError
+from ai_platform.repo_paths import local_source_roots, model_folder, repo_file
+from ai_platform.repo_paths import problems as path_problems
 
 if TYPE_CHECKING:
     from ai_platform.warehouse import Warehouse
@@ -479,10 +481,15 @@ class Platform(BaseModel):
     home: Path
     config: PlatformConfig
     models: dict[str, ModelSpec]
+    source_roots: tuple[Path, ...] = ()  # where model folders outside the repo may be ($AI_PLATFORM_LOCAL_SOURCES)
 
     def file(self, relative: str) -> Path:
-        """A file of the platform repo, e.g. an eval set named by a model spec."""
-        return under(self.root, relative)
+        """A file of the platform repo, e.g. an eval set named by a model spec; never one outside it."""
+        return repo_file(self.root, relative)
+
+    def model_folder(self, relative: str) -> Path:
+        """A local model source: a folder of the repo, or one under a root the operator allows."""
+        return model_folder(self.root, relative, self.source_roots)
 
     def state(self, relative: str) -> Path:
         """A state location from platform.yaml (artifacts, warehouse, inbox)."""
@@ -584,10 +591,11 @@ def parse(model: type[S], data: Any, path: Path) -> S:
         raise ConfigError(f"{path}: invalid {model.__name__}:\n  {problems}") from None
 
 
-def load_platform(root: Path, home: Path | None = None) -> Platform:
+def load_platform(root: Path, home: Path | None = None, source_roots: tuple[Path, ...] | None = None) -> Platform:
     """Read and validate `platform.yaml` and all `models/*.yaml` under `root`.
 
-    `home` is where state goes (default: `<root>/.state`).
+    `home` is where state goes (default: `<root>/.state`). Every file they name must be inside `root`; a local
+    model folder may be under `source_roots` instead (default: $AI_PLATFORM_LOCAL_SOURCES; ai_platform.repo_paths).
     """
     root = Path(root)
     config = parse(PlatformConfig, _read_yaml(root / "platform.yaml"), root / "platform.yaml")
@@ -597,6 +605,10 @@ def load_platform(root: Path, home: Path | None = None) -> Platform:
         if spec.name != path.stem:
             raise ConfigError(f"{path}: name: must equal the file stem '{path.stem}' (got {spec.name!r})")
         models[spec.name] = spec
+    roots = local_source_roots() if source_roots is None else source_roots
+    escaping = path_problems(root, config, models, roots)
+    if escaping:
+        raise ConfigError("\n".join(escaping))
     for spec in models.values():
         for prompt in spec.prompts:
             if not (root / "prompts" / f"{prompt}.prompt").is_file():
@@ -606,4 +618,5 @@ def load_platform(root: Path, home: Path | None = None) -> Platform:
         for eval_path in spec.canary.evals:
             if not (root / eval_path).is_file():
                 raise ConfigError(f"{root / 'models' / (spec.name + '.yaml')}: canary.evals: no file {eval_path}")
-    return Platform(root=root, home=Path(home) if home else root / ".state", config=config, models=models)
+    home = Path(home) if home else root / ".state"
+    return Platform(root=root, home=home, config=config, models=models, source_roots=roots)

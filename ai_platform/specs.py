@@ -10,6 +10,7 @@ from ai_platform.artifacts import FolderStore, canonical_json, sha256_hex
 from ai_platform.config import LocalSource, ModelSpec, Platform, load_platform
 from ai_platform.errors import MissingArtifactError
 from ai_platform.platform_repo import Commit, load_at, resolve
+from ai_platform.repo_paths import outside
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,11 @@ class SpecSnapshot:
         }
 
 
-def weight_inputs(spec: ModelSpec) -> tuple[str, ...]:
-    """Platform-repo paths whose change changes the model's weights."""
+def weight_inputs(spec: ModelSpec, root: Path) -> tuple[str, ...]:
+    """Platform-repo paths whose change changes the model's weights (a model folder outside the repo, which
+    the operator allows, is no path of git's: raw_weights hashes its every file instead)."""
     paths = [f"models/{spec.name}.yaml", spec.quantization.calibration.path]
-    if isinstance(spec.source, LocalSource):
+    if isinstance(spec.source, LocalSource) and outside(root, spec.source.path) is None:
         paths.append(spec.source.path)
     return tuple(paths)
 
@@ -54,7 +56,7 @@ def snapshot_model_spec(repo: Path, home: Path, model: str, ref: str = "HEAD") -
     """Validate the whole platform repo at `ref` and pin `model`'s spec to that commit."""
     commit, platform = load_at(repo, home, ref)
     spec = platform.model(model)
-    weights = resolve(repo, commit.sha, weight_inputs(spec))
+    weights = resolve(repo, commit.sha, weight_inputs(spec, platform.root))
     snapshot = SpecSnapshot(commit, platform, spec, spec_digest(spec), weights_commit=weights)
     # The pin sits at a fixed place under home: later stages find the commit (and so the
     # artifacts location from that commit's platform.yaml) without re-reading the branch.

@@ -27,7 +27,7 @@ def fetch_raw(snap: SpecSnapshot) -> RawWeights:
     """Pin the model's source and record path, size and sha256 of every file."""
     source = snap.spec.source
     if isinstance(source, LocalSource):
-        folder, commit, lfs = snap.platform.file(source.path), snap.commit.sha, {}
+        folder, commit, lfs = snap.platform.model_folder(source.path), snap.commit.sha, {}
         present = wm.scan(folder, allow_pickle=source.allow_pickle)  # picklescan runs here
     else:
         pulled = hub.download(source, snap.platform.artifacts_path / "hub")
