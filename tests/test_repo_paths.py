@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ai_platform.config import load_platform
 from ai_platform.errors import ConfigError
@@ -76,7 +77,9 @@ def test_a_spec_cannot_name_a_file_outside_the_repo(repo: Path, secret: Path, fi
 
 
 def test_platform_yaml_cannot_name_a_retrieval_corpus_outside_the_repo(repo: Path, secret: Path) -> None:
-    edit(repo / "platform.yaml", "  trust_threshold: 0.7", f"  trust_threshold: 0.7\n  retrieval_corpus: {secret}")
+    config = yaml.safe_load((repo / "platform.yaml").read_text())
+    config.setdefault("feedback", {})["retrieval_corpus"] = str(secret)
+    (repo / "platform.yaml").write_text(yaml.safe_dump(config))
     message = refusal(repo)
     assert "platform.yaml" in message and "feedback.retrieval_corpus:" in message
 
