@@ -25,6 +25,7 @@ class SourceFile:
     size: int
     sha256: str
     lfs_sha256: str | None = None  # the hub's LFS sha256, when the source is the hub
+    git_blob: str | None = None  # the hub's git blob id, for a hub file not in LFS
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import yaml
 from conftest import MODEL, materialize
-from fake_hub import FakeHub, serve
+from fake_hub import FakeHub, git_blob_id, serve
 from safetensors.numpy import save
 
 from ai_platform.config import HubSource
@@ -76,6 +76,7 @@ def test_main_resolves_to_its_commit_and_only_that_commits_allowed_files_arrive(
     assert got.lfs_sha256 == {
         name: hashlib.sha256(head[name]).hexdigest() for name in got.files if name.endswith(".safetensors")
     }
+    assert got.git_blob == {"config.json": git_blob_id(head["config.json"])}  # what is not in LFS
 
 
 def test_a_pinned_older_commit_downloads_that_commit(fake_hub: FakeHub, tmp_path: Path) -> None:
@@ -130,8 +131,26 @@ def test_raw_weights_records_commit_and_lfs_sha256_per_file(
     for name, entry in by_path.items():
         assert entry.sha256 == hashlib.sha256(head[name]).hexdigest()
         assert entry.lfs_sha256 == (entry.sha256 if name.endswith(".safetensors") else None)
+        assert entry.git_blob == (None if name.endswith(".safetensors") else git_blob_id(head[name]))
     result = verify(snap, raw)
-    assert result.passed and result.against == "the hub's LFS sha256" and result.source_commit == fake_hub.main
+    assert result.passed and result.source_commit == fake_hub.main
+    assert result.against == "the hub's LFS sha256 and git blob ids"
+
+
+def test_small_files_that_do_not_match_their_git_blob_id_fail_verification(
+    fake_hub: FakeHub, own_demo_repo: Path, tmp_path: Path
+) -> None:
+    """config.json, the tokenizer and the chat template are plain git files: the listing's blob id covers them."""
+    listed = fake_hub.commits[fake_hub.main]["config.json"]
+    rewritten = b'{"v": 9}'  # same length, so the client's size check passes; only the blob id can tell
+    fake_hub.served[(fake_hub.main, "config.json")] = rewritten
+    point_spec_at(own_demo_repo)
+    snap = snapshot_model_spec(own_demo_repo, tmp_path / "home", MODEL)
+    result = verify(snap, fetch_raw(snap))
+    assert not result.passed
+    assert result.problems == [
+        f"config.json: git blob {git_blob_id(rewritten)[:12]}… != the hub's git blob id {git_blob_id(listed)[:12]}…"
+    ]
 
 
 def test_bytes_that_do_not_match_the_lfs_sha256_fail_the_blocking_check(
@@ -144,8 +163,9 @@ def test_bytes_that_do_not_match_the_lfs_sha256_fail_the_blocking_check(
     point_spec_at(own_demo_repo)  # the clone `instance` points the resources at
 
     result = materialize(instance, "model_spec", "raw_weights", "verified_weights", "quantized_weights")
-    (evaluation,) = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
-    assert evaluation.check_name == "weights_match_trusted_hashes" and not evaluation.passed
+    checks = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    (evaluation,) = [c for c in checks if c.check_name == "weights_match_trusted_hashes"]  # model_spec has its own
+    assert not evaluation.passed
     problems = evaluation.metadata["problems"].value
     assert problems.startswith(f"{victim}: sha256 ") and "lfs_sha256" in problems
     assert "config.json" not in problems and "model-00001" not in problems

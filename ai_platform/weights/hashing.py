@@ -58,6 +58,15 @@ def sha256_file(path: Path) -> str:
     return _walk(path, [("", 0, path.stat().st_size)])[""]
 
 
+def git_blob_id(path: Path) -> str:
+    """The git object id of the file's bytes: sha1 of `blob <size>\\0<bytes>` (what a hub listing names)."""
+    with open_regular(path) as f:
+        h = hashlib.sha1(b"blob %d\x00" % os.fstat(f.fileno()).st_size)
+        while chunk := f.read(WINDOW):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 @dataclass(frozen=True)
 class FileHashes:
     path: Path

@@ -3,7 +3,7 @@
 The order matters: `revision` is resolved to a commit sha with
 `model_info(files_metadata=True)` (which also carries each file's LFS sha256),
 the listing is checked (no names that leave the snapshot, no pickles unless
-opted in) and filtered by `allow_patterns`, and only then are files fetched,
+opted in, a git blob id for every file not in LFS) and filtered by `allow_patterns`, and only then are files fetched,
 at the sha, never at the moving `revision`.
 
 `snapshot_download` lists the tree a second time (`/api/models/{repo}/tree/{sha}`)
@@ -25,6 +25,7 @@ from ai_platform.errors import UnsafeRepoPathError, WeightsError
 from ai_platform.weights import pickles
 
 COMMIT_SHA = re.compile(r"[0-9a-f]{40}")
+GIT_BLOB = COMMIT_SHA  # a git object id: sha1, 40 hex digits
 
 
 class HubSnapshot(NamedTuple):
@@ -32,6 +33,7 @@ class HubSnapshot(NamedTuple):
     folder: Path
     files: list[str]  # the vetted names, all that may be in the folder
     lfs_sha256: dict[str, str]  # the hub's sha256 for LFS files (small git files have none)
+    git_blob: dict[str, str]  # the hub's git blob id for the rest: config, tokenizer, chat template
 
 
 def safe_repo_path(name: str) -> bool:
@@ -78,6 +80,15 @@ def download(source: HubSource, dest_root: Path) -> HubSnapshot:
             " source.allow_pickle to accept a clean picklescan report; nothing was downloaded"
         )
     lfs = {s.rfilename: s.lfs.sha256 for s in siblings if s.lfs and s.rfilename in wanted}
+    # The small files (config.json, the tokenizer, the chat template) steer what the weights do; the
+    # listing's git blob id (sha1 of "blob <len>\0<bytes>") is what holds them to the commit.
+    blobs = {s.rfilename: s.blob_id for s in siblings if not s.lfs and s.rfilename in wanted}
+    unlisted = sorted(name for name, blob in blobs.items() if not (blob and GIT_BLOB.fullmatch(blob)))
+    if unlisted:
+        raise WeightsError(
+            f"{where} ({sha}): the listing gives no git blob id for {', '.join(unlisted)}, so they could not be"
+            " checked; nothing was downloaded (the Hugging Face Hub lists one for every file)"
+        )
     folder = Path(dest_root) / source.repo_id.replace("/", "--") / sha
     try:
         snapshot_download(
@@ -90,4 +101,4 @@ def download(source: HubSource, dest_root: Path) -> HubSnapshot:
         )
     except Exception as exc:  # same as above: one clear error for any client failure
         raise WeightsError(f"{where} ({sha}): download failed ({type(exc).__name__}: {exc})") from None
-    return HubSnapshot(sha, folder, wanted, lfs)
+    return HubSnapshot(sha, folder, wanted, lfs, {name: str(blob) for name, blob in blobs.items()})

@@ -4,7 +4,8 @@ raw_weights pins the source: for a local source, the folder inside the platform
 repo at the spec's commit (an immutable snapshot); for the hub, `revision`
 resolved to a commit sha and exactly that commit downloaded. verified_weights
 validates every header, hashes every file and tensor, holds them to the trusted
-manifest (or to the hub's LFS sha256), and records both in the warehouse.
+manifest (or to the hub's LFS sha256, and for the small files that are not in
+LFS, the listing's git blob id), and records both in the warehouse.
 """
 
 from __future__ import annotations
@@ -20,18 +21,19 @@ from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
 from ai_platform.weights import hub, signing
 from ai_platform.weights import manifest as wm
-from ai_platform.weights.hashing import sha256_file
+from ai_platform.weights.hashing import git_blob_id, sha256_file
 
 
 def fetch_raw(snap: SpecSnapshot) -> RawWeights:
     """Pin the model's source and record path, size and sha256 of every file."""
     source = snap.spec.source
+    blobs: dict[str, str] = {}  # the hub's git blob ids of the files not in LFS
     if isinstance(source, LocalSource):
         folder, commit, lfs = snap.platform.model_folder(source.path), snap.commit.sha, {}
         present = wm.scan(folder, allow_pickle=source.allow_pickle)  # picklescan runs here
     else:
         pulled = hub.download(source, snap.platform.artifacts_path / "hub")
-        folder, commit, lfs = pulled.folder, pulled.commit, pulled.lfs_sha256
+        folder, commit, lfs, blobs = pulled.folder, pulled.commit, pulled.lfs_sha256, pulled.git_blob
         present = wm.scan(folder, allow_pickle=source.allow_pickle)
         if set(present) != set(pulled.files):  # exactly the vetted files of that commit, nothing else
             missing, extra = sorted(set(pulled.files) - set(present)), sorted(set(present) - set(pulled.files))
@@ -40,7 +42,8 @@ def fetch_raw(snap: SpecSnapshot) -> RawWeights:
                 f" (missing: {missing or 'none'}; unexpected: {extra or 'none'})"
             )
     files = tuple(
-        SourceFile(rel, (folder / rel).stat().st_size, sha256_file(folder / rel), lfs.get(rel)) for rel in present
+        SourceFile(rel, (folder / rel).stat().st_size, sha256_file(folder / rel), lfs.get(rel), blobs.get(rel))
+        for rel in present
     )
     digest = sha256_hex(canonical_json([vars(f) for f in files]))
     kept = snap.platform.artifacts().keep_folder(folder)  # where the next stage finds it, from any machine
@@ -81,7 +84,7 @@ def verify(snap: SpecSnapshot, raw: RawWeights) -> Verification:
     if trusted_path:
         problems += wm.compare(actual, wm.load(snap.platform.file(trusted_path)))
         against = f"trusted manifest {trusted_path}"
-    else:  # what raw_weights pinned (and, for the hub, its LFS sha256)
+    else:  # what raw_weights pinned (and, for the hub, its LFS sha256 and git blob ids)
         pinned = {f.path: f for f in raw.files}
         for entry in actual["files"]:
             want = pinned.get(entry["path"])
@@ -89,9 +92,18 @@ def verify(snap: SpecSnapshot, raw: RawWeights) -> Verification:
                 expected = getattr(want, key) if want else None
                 if expected and expected != entry["sha256"]:
                     problems.append(f"{entry['path']}: sha256 {entry['sha256'][:12]}… != {key} {expected[:12]}…")
+            if want and want.git_blob and (blob := git_blob_id(folder / entry["path"])) != want.git_blob:
+                problems.append(
+                    f"{entry['path']}: git blob {blob[:12]}… != the hub's git blob id {want.git_blob[:12]}…"
+                )
         if set(pinned) != {f["path"] for f in actual["files"]}:
             problems.append("the file list changed since raw_weights pinned it")
-        against = "the hub's LFS sha256" if any(f.lfs_sha256 for f in raw.files) else "raw_weights' hashes"
+        hub_ids = [
+            name
+            for name, key in (("LFS sha256", "lfs_sha256"), ("git blob ids", "git_blob"))
+            if any(getattr(f, key) for f in raw.files)
+        ]
+        against = f"the hub's {' and '.join(hub_ids)}" if hub_ids else "raw_weights' hashes"
     fraction, limit = None, None
     if snap.spec.verification.reference_manifest:
         fraction = wm.identical_fraction(actual, wm.load(snap.platform.file(snap.spec.verification.reference_manifest)))
