@@ -69,6 +69,22 @@ def bearer(path: Path) -> dict[str, str]:
     return {"Authorization": f"Bearer {path.read_text().strip()}"}
 
 
+def print_miss_rate(model: str, gateway: str, key: Path) -> None:
+    """The article's metric on held-out contracts: key risks missed by the model alone, and with the loop."""
+    from ai_platform.demo.missrate import measure
+    from ai_platform.oci.layout import OciLayout
+    from ai_platform.prompts import bundle
+    from ai_platform.serving.state import load
+
+    live = load(HOME, model).live
+    if live is None:
+        return
+    document = bundle.load(OciLayout(Path(live.bundle_layout)), live.bundle)["contract_review"]
+    print(f"\n== miss rate of key risks [{model}], held-out contracts (the article's 8.2% -> 0.9%)")
+    for line in measure(gateway, live.base_url, document, model, bearer(key)).lines():
+        print(f"  {line}")
+
+
 def try_the_gateway(url: str, key: Path) -> None:
     import json
 
@@ -98,10 +114,45 @@ def ship_model_job():  # reconstructable: each step process loads the definition
     return defs.resolve_job_def("ship_model")
 
 
+def ingest_feedback_job():
+    from definitions import defs
+
+    return defs.resolve_job_def("ingest_feedback")
+
+
 def learn_from_feedback_job():
     from definitions import defs
 
     return defs.resolve_job_def("learn_from_feedback")
+
+
+def ship_the_prompt_commit(instance) -> int:
+    """The second release: a prompt-only commit, planned by the git sensor as the daemon would, then run."""
+    import dagster as dg
+
+    from ai_platform.demo.repo import improve_prompt
+    from assets.resources import PlatformRepoResource
+    from sensors.platform_repo import platform_repo_sensor
+
+    resources = {"platform_repo": PlatformRepoResource(path=str(REPO), home=str(HOME))}
+
+    def tick(cursor: str | None):
+        return platform_repo_sensor(dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources))
+
+    first = tick(None)  # takes the head this instance just shipped as current
+    sha = improve_prompt(REPO)
+    if sha is None or not isinstance(first, dg.SensorResult):
+        return 0  # an earlier `make demo` committed it: the first ship above already carried it
+    planned = tick(first.cursor)
+    unexpected = 0
+    for request in planned.run_requests or [] if isinstance(planned, dg.SensorResult) else []:
+        stages = ", ".join(k.to_user_string() for k in request.asset_selection or [])
+        title = (
+            f"ship_model [{request.partition_key}] prompt-only commit {sha[:12]}, planned by the git sensor: {stages}"
+        )
+        tags = {**request.tags, "dagster/partition": str(request.partition_key)}
+        unexpected += run(ship_model_job, instance, tags, title, selection=request.asset_selection)
+    return unexpected
 
 
 def served_scheme(result, step: str) -> list[str]:
@@ -114,7 +165,7 @@ def served_scheme(result, step: str) -> list[str]:
     return []
 
 
-def run(job, instance, tags: dict[str, str], title: str) -> int:
+def run(job, instance, tags: dict[str, str], title: str, selection=None) -> int:
     """Execute one job; print each step's outcome (a failure with its reason); return how many steps failed."""
     import dagster as dg
 
@@ -122,7 +173,12 @@ def run(job, instance, tags: dict[str, str], title: str) -> int:
     # The console keeps to this summary; every event and stack trace is in the instance, for the UI.
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
     result = dg.execute_job(
-        dg.reconstructable(job), instance=instance, tags=tags, run_config=quiet, raise_on_error=False
+        dg.reconstructable(job),
+        instance=instance,
+        tags=tags,
+        run_config=quiet,
+        raise_on_error=False,
+        asset_selection=selection,
     )
     done = {e.step_key for e in result.all_events if e.event_type_value == "STEP_SUCCESS"}
     failed = {e.step_key: e.step_failure_data.error for e in result.get_step_failure_events()}
@@ -133,8 +189,11 @@ def run(job, instance, tags: dict[str, str], title: str) -> int:
     }
     unexpected = 0
     print(f"run {result.run_id}")
+    chosen = {k.to_user_string() for k in selection} if selection else None
     for node in job().nodes_in_topological_order:
         step = node.name
+        if chosen is not None and step not in chosen:
+            continue
         if step in done:
             print(f"  ok          {step}")
             for line in served_scheme(result, step):
@@ -167,16 +226,13 @@ def main() -> int:
         init(REPO, seed=0)
     DAGSTER_HOME.mkdir(parents=True, exist_ok=True)
     settings = DAGSTER_HOME / "dagster.yaml"
-    if not settings.exists():
-        # One run per model at a time: the git sensor's per-commit runs then go live in commit order.
-        settings.write_text(
-            "telemetry:\n  enabled: false\nrun_queue:\n  tag_concurrency_limits:\n"
-            "    - {key: ai_platform/model, value: {applyLimitPerUniqueValue: true}, limit: 1}\n"
-        )
-    inbox = HOME / "inbox"  # reviewers "drop" the sample label files
-    inbox.mkdir(parents=True, exist_ok=True)
-    for labels in sorted((REPO / "labels").iterdir()):
-        shutil.copyfile(labels, inbox / labels.name)
+    # One run per model at a time: the git sensor's per-commit runs then go live in commit order. No
+    # first-visit popup in the UI (nux).
+    settings.write_text(
+        "telemetry:\n  enabled: false\nnux:\n  enabled: false\nrun_queue:\n  tag_concurrency_limits:\n"
+        "    - {key: ai_platform/model, value: {applyLimitPerUniqueValue: true}, limit: 1}\n"
+    )
+    inbox = HOME / "inbox"  # where reviewers drop their label files
 
     import dagster as dg
 
@@ -199,14 +255,18 @@ def main() -> int:
     for model in models:
         tags = {"dagster/partition": model}
         unexpected += run(ship_model_job, instance, tags, f"ship_model [{model}] on the embedded default")
+    unexpected += ship_the_prompt_commit(instance)  # the canary now has a champion to compare with
     # Reviewers at work: real traffic through the gateway, labeled against the corpus's truth.
     from ai_platform.demo.reviewers import review
 
-    labels = review(
-        gateway, inbox, bearer(made["invoke"]), count=480
-    )  # a holdout of ~150: fewer make the AUCs a coin toss
-    print(f"\nreviewers: {sum(1 for _ in labels.open())} labels of gateway replies in {labels}")
-    unexpected += run(learn_from_feedback_job, instance, {}, "learn_from_feedback")
+    files = review(gateway, inbox, bearer(made["invoke"]), count=480)  # a holdout of ~150: fewer make AUCs a coin toss
+    print(f"\nreviewers: {sum(1 for f in files for _ in f.open()) - 1} labels of gateway replies in {inbox}")
+    unexpected += run(ingest_feedback_job, instance, {}, "ingest_feedback")
+    for model in models:
+        title = f"learn_from_feedback [{model}]"
+        unexpected += run(learn_from_feedback_job, instance, {"dagster/partition": model}, title)
+    for model in models:
+        print_miss_rate(model, gateway, made["invoke"])
 
     print(f"\nUI:        make ui   (then open http://127.0.0.1:3000, instance in {DAGSTER_HOME})")
     query = "SELECT path, count(*) AS tensors, sum(data_end - data_begin) AS bytes FROM tensor_hashes GROUP BY path"

@@ -92,7 +92,9 @@ def test_repo_contents(demo_repo: Path) -> None:
     eval_texts = {c["vars"]["input_pdf_text"] for c in cases}
     calibration_texts = {json.loads(line)["messages"][1]["content"] for line in calibration}  # the user turn
     assert len(calibration_texts) == len(calibration) and not eval_texts & calibration_texts
-    assert (demo_repo / "labels/2026-01-reviewer-a.csv").read_bytes().startswith("\ufeff".encode())
+    basis = [json.loads(line) for line in (demo_repo / "retrieval/legal_basis.jsonl").read_text().splitlines()]
+    assert platform.config.feedback.retrieval_corpus == "retrieval/legal_basis.jsonl"
+    assert {b["basis"] for b in basis} >= {"民法典第五百八十五条", "Civil Code Art. 585"}  # every clause kind, both
 
 
 def test_eval_cases_are_held_out_from_training() -> None:

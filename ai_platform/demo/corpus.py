@@ -164,3 +164,15 @@ def contract(rng: random.Random, case_id: str, language: str | None = None) -> E
 def examples(seed: int, count: int, prefix: str) -> list[Example]:
     rng = random.Random(seed)
     return [contract(rng, f"{prefix}-{i:04d}") for i in range(count)]
+
+
+def legal_basis() -> list[dict[str, str]]:
+    """The retrieval corpus the demo configures: for each clause kind, in each language, the risk it carries and
+    its legal basis, with the risky wordings it shows up as (so a contract's clause finds its entry)."""
+    entries = []
+    for kind in CLAUSES:
+        for risk, wordings in ((kind.risk_zh, kind.risky_zh), (kind.risk_en, kind.risky_en)):
+            shown = " / ".join(w.format(amount="", days="", pct="", years="", city="") for w in wordings)
+            text = f"{risk.point}（{risk.basis}，风险{risk.level}）: {shown} -> {risk.suggestion}"
+            entries.append({"kind": kind.name, "basis": risk.basis, "text": text})
+    return entries

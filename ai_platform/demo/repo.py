@@ -9,7 +9,7 @@ Layout of what it writes (then `git init` and one commit):
     evals/contract_review.jsonl       held-out cases with expected risk levels/keywords
     evals/attacks.jsonl               held-out contracts with an instruction hidden in them (the attack set)
     calibration/contracts.jsonl       domain chats (with replies) for AWQ calibration and its gates
-    labels/*.csv|jsonl                sample reviewer label files (one bad row on purpose)
+    retrieval/legal_basis.jsonl       the legal basis of each clause kind: what a low-trust reply is re-asked with
     manifests/contract-qwen2.json     the trusted weights manifest (file and tensor sha256)
 
 The commit's author and dates are fixed, so the same seed gives the same commit sha.
@@ -17,11 +17,9 @@ The commit's author and dates are fixed, so the same seed gives the same commit 
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -60,6 +58,9 @@ registry:
 feedback:
   inbox: inbox
   trust_threshold: 0.7
+  # A reply the trust model scores under the threshold is asked again with the most relevant of these
+  # clauses (the article's review-and-retrieve step); still under it, it is marked needs_review.
+  retrieval_corpus: retrieval/legal_basis.jsonl
 kubernetes:
   namespace: ai-platform
   gpu:
@@ -206,34 +207,38 @@ def attack_cases(seed: int) -> list[dict[str, object]]:
 
 def calibration_row(example: corpus.Example) -> dict[str, object]:
     """A chat as the model serves it, with the reply: AWQ calibrates on it, the gates score the reply."""
-    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": example.text},
-                {"role": "assistant", "content": answer_text(example)}]
+    messages = [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": example.text},
+        {"role": "assistant", "content": answer_text(example)},
+    ]
     return {"id": example.case_id, "messages": messages}
 
 
-def _jsonl(rows: list[dict[str, object]]) -> str:
+def _jsonl(rows: Sequence[Mapping[str, object]]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
 
 
-def _label_files(cases: list[dict[str, object]]) -> dict[str, bytes]:
-    """Sample reviewer labels on canary generations (ids `canary-<case id>`); one row is bad on purpose."""
-    labels = ("correct", "correct", "missed_risk", "correct", "false_positive")
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["generation_id", "reviewer", "label", "comment", "labeled_at"])
-    for i, case in enumerate(cases[:10]):
-        writer.writerow(
-            [f"canary-{case['id']}", "reviewer-a", labels[i % len(labels)], "", f"2026-01-0{6 + i % 3}T10:00:00Z"]
-        )
-    csv_bytes = "\ufeff".encode() + buffer.getvalue().encode("utf-8")  # Excel's BOM, as reviewers send it
-    rows: list[dict[str, object]] = [
-        {"generation_id": f"canary-{case['id']}", "reviewer": "reviewer-b", "label": labels[(i + 2) % len(labels)],
-         "comment": "复核", "labeled_at": "2026-01-07T15:30:00Z"}
-        for i, case in enumerate(cases[5:12])
-    ]
-    rows.append({"generation_id": "canary-case-0000", "reviewer": "reviewer-b", "label": "looks fine",
-                 "comment": "not a label", "labeled_at": "2026-01-07T15:31:00Z"})
-    return {"labels/2026-01-reviewer-a.csv": csv_bytes, "labels/2026-01-reviewer-b.jsonl": _jsonl(rows).encode()}
+IMPROVED_PARAMS = 'params: {"temperature": 0, "max_tokens": 384}\n'
+IMPROVE_ENV = {
+    **COMMIT_ENV,
+    "GIT_AUTHOR_DATE": "2026-01-12T09:00:00+00:00",
+    "GIT_COMMITTER_DATE": "2026-01-12T09:00:00+00:00",
+}
+
+
+def improve_prompt(directory: Path) -> str | None:
+    """The demo's second release, a prompt-only commit: greedy decoding and a bound on the reply's length (the
+    longest reply on the eval set is well under it). None when the repo has it already."""
+    path = Path(directory) / "prompts/contract_review.prompt"
+    text = path.read_text(encoding="utf-8")
+    if "max_tokens" in text:
+        return None
+    path.write_text(text + IMPROVED_PARAMS, encoding="utf-8")
+    git(directory, "add", "prompts/contract_review.prompt")
+    message = "contract_review: greedy decoding, replies bounded at 384 tokens"
+    git(directory, "commit", "--quiet", "--no-gpg-sign", "-m", message, env=IMPROVE_ENV)
+    return resolve(directory).sha
 
 
 def init(directory: Path, seed: int = 0, *, log: Callable[[str], None] | None = None) -> str:
@@ -264,7 +269,7 @@ def init(directory: Path, seed: int = 0, *, log: Callable[[str], None] | None = 
         "evals/attacks.jsonl": _jsonl(attack_cases(seed)).encode(),
         "calibration/contracts.jsonl": _jsonl(calibration).encode(),
         "manifests/contract-qwen2.json": trusted,
-        **_label_files(cases),
+        "retrieval/legal_basis.jsonl": _jsonl(corpus.legal_basis()).encode(),
     }
     for relative, data in files.items():
         path = directory / relative

@@ -5,11 +5,13 @@ it generates. So the demo sends held-out contracts through the gateway (each
 reply logged as a generation with its features) and labels each reply the way a
 reviewer would: `missed_risk` when an expected risk is absent, `false_positive`
 when the reply raises more risks than the contract has (e.g. one risk twice),
-else `correct`. The labels land in the inbox as a JSONL file, as real ones do.
+else `correct`. The labels land in the inbox as files, as real ones do.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,8 +35,8 @@ def grade(expected: dict[str, Any], output: Any) -> str:
 
 def review(
     gateway: str, inbox: Path, headers: dict[str, str], *, count: int = 160, seed: int = 0, workers: int = 4
-) -> Path:
-    """`count` held-out contracts through the gateway (with `headers`' invoke key), graded into a label file."""
+) -> list[Path]:
+    """`count` held-out contracts through the gateway (with `headers`' invoke key), graded into label files."""
     examples = list(corpus.examples(seed + 3_000_003, count, "review"))
 
     def ask(example: corpus.Example) -> dict[str, Any]:
@@ -58,7 +60,23 @@ def review(
         rows.append({"generation_id": reply["generation_id"], "reviewer": f"reviewer-{'abc'[i % 3]}",
                      "label": grade(expected, reply.get("output")), "comment": "",
                      "labeled_at": (start + timedelta(minutes=7 * i)).isoformat()})
+    return write_labels(inbox, rows, seed)
+
+
+def write_labels(inbox: Path, rows: list[dict[str, Any]], seed: int) -> list[Path]:
+    """As reviewers send them: reviewer-a exports CSV from Excel (with its BOM), the others JSONL; one row is
+    not a label at all, so the demo shows a quarantined row with its file, line and reason."""
     inbox.mkdir(parents=True, exist_ok=True)
-    path = inbox / f"reviewers-demo-{seed}.jsonl"
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
+    columns = ["generation_id", "reviewer", "label", "comment", "labeled_at"]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(r for r in rows if r["reviewer"] == "reviewer-a")
+    csv_path = inbox / f"reviewers-demo-{seed}-a.csv"
+    csv_path.write_bytes("\ufeff".encode() + buffer.getvalue().encode("utf-8"))
+    others = [r for r in rows if r["reviewer"] != "reviewer-a"]
+    if others:
+        others.append({**others[0], "label": "looks fine", "comment": "not one of the labels"})
+    jsonl_path = inbox / f"reviewers-demo-{seed}-bc.jsonl"
+    jsonl_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in others), encoding="utf-8")
+    return [csv_path, jsonl_path]
