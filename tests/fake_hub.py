@@ -34,6 +34,7 @@ class FakeHub:
     main: str = ""
     served: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (sha, path) -> bytes served instead
     extra_listing: list[str] = field(default_factory=list)  # names listed but never served
+    unlisted_blob_ids: set[str] = field(default_factory=set)  # names model_info lists without a blobId
     requests: list[tuple[str, str]] = field(default_factory=list)
     url: str = ""
 
@@ -105,6 +106,9 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 listing = hub.listing(sha)
                 if kind == "revision":
                     siblings = [{"rfilename": p, "size": e["size"], "blobId": e["blob"]} for p, e in listing]
+                    for sibling in siblings:
+                        if sibling["rfilename"] in hub.unlisted_blob_ids:
+                            del sibling["blobId"]
                     for sibling, (_, e) in zip(siblings, listing, strict=True):
                         if "lfs" in e:
                             sibling["lfs"] = e["lfs"]

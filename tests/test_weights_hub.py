@@ -103,6 +103,15 @@ def test_pickles_in_the_allowed_files_are_refused_before_any_download(fake_hub: 
     assert not [p for _, p in fake_hub.requests if "/resolve/" in p]
 
 
+def test_a_listing_without_a_git_blob_id_for_a_small_file_is_refused_before_any_download(
+    fake_hub: FakeHub, tmp_path: Path
+) -> None:
+    fake_hub.unlisted_blob_ids.add("config.json")
+    with pytest.raises(WeightsError, match=r"the listing gives no git blob id for config\.json"):
+        hub.download(source(), tmp_path)
+    assert not fake_hub.downloads()
+
+
 def test_an_unknown_revision_is_a_clear_error(fake_hub: FakeHub, tmp_path: Path) -> None:
     with pytest.raises(WeightsError, match=r"acme/contract-qwen2@nope: cannot read the repository from the hub"):
         hub.download(source(revision="nope"), tmp_path)
