@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ai_platform.config import Platform, PlatformConfig, load_platform, parse_platform_config
 from ai_platform.errors import PlatformRepoError, UnknownRefError
+from ai_platform.untar import extract
 
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 
@@ -100,8 +101,12 @@ def export(repo: Path, sha: str, dest: Path) -> Path:
     partial = dest.with_name(dest.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(partial, filter="data")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            extract(tar, partial, f"git archive of {sha}")  # nothing lands or links outside the snapshot
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)  # never a half-extracted snapshot
+        raise
     (partial / ".complete").write_text(sha + "\n")
     shutil.rmtree(dest, ignore_errors=True)
     partial.rename(dest)

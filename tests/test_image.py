@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import LocalRegistry
 
-from ai_platform.errors import ImageError
+from ai_platform.errors import ImageError, UnsafeArchiveError
 from ai_platform.image.base import BASE_DIGEST, BASE_LAYERS, BASE_NAME, fetch
 from ai_platform.image.build import LAYER, build
 from ai_platform.image.unpack import unpack
@@ -277,3 +277,77 @@ def test_a_base_must_be_pinned_and_fit_the_platform(tmp_path: Path, registry: Lo
     with pytest.raises(ImageError, match="linux/arm64 image, not linux/amd64"):
         fetch(layout, f"{registry.host}/library/busybox@{pinned}")
     assert base_ref.startswith(registry.host)
+
+
+# ------------------------------------------------------------------ layers that reach outside the folder
+
+
+def member(
+    name: str, kind: bytes = tarfile.REGTYPE, link: str = "", data: bytes = b"x"
+) -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, link
+    info.size = len(data) if kind == tarfile.REGTYPE else 0
+    if kind in (tarfile.CHRTYPE, tarfile.BLKTYPE):
+        info.devmajor, info.devminor = 1, 3
+    return info, data
+
+
+def tar_of(*members: tuple[tarfile.TarInfo, bytes]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for info, data in members:
+            tar.addfile(info, io.BytesIO(data) if info.isreg() else None)
+    return out.getvalue()
+
+
+def long_path_escape() -> bytes:
+    """CVE-2025-4517's shape: links through names so long that realpath gives up before it sees them leave."""
+    comp, steps, members, step_path = "d" * 247, "abcdefghijklmnop", [], ""
+    for step in steps:
+        members += [member(f"{step_path}{comp}", tarfile.DIRTYPE), member(f"{step_path}{step}", tarfile.SYMTYPE, comp)]
+        step_path += f"{step}/"
+    link = "/".join(steps) + "/" + "l" * 254
+    members.append(member(link, tarfile.SYMTYPE, "../" * len(steps)))
+    members.append(member("escape", tarfile.SYMTYPE, link + "/.." * 2 + "/outside"))
+    members.append(member("escape/planted", data=b"written outside"))
+    return tar_of(*members)
+
+
+ESCAPES = {
+    "symlink": (tar_of(member("link", tarfile.SYMTYPE, "../outside/secret")), "leads outside"),
+    "hardlink": (tar_of(member("hard", tarfile.LNKTYPE, "../outside/secret")), "leads outside"),
+    "link-chain": (  # `a` is checked while `l` does not exist yet; then l -> . makes a -> ../outside
+        tar_of(member("a", tarfile.SYMTYPE, "l/../outside/secret"), member("l", tarfile.SYMTYPE, ".")),
+        "leads outside",
+    ),
+    "through-symlink-dir": (
+        tar_of(member("sub", tarfile.DIRTYPE), member("dir", tarfile.SYMTYPE, "sub"), member("dir/file")),
+        "through the symlink 'dir'",
+    ),
+    "long-path": (long_path_escape(), "through the symlink"),
+    "device": (tar_of(member("null", tarfile.CHRTYPE)), "a device or FIFO"),
+    "fifo": (tar_of(member("pipe", tarfile.FIFOTYPE)), "a device or FIFO"),
+}
+
+
+def image_of_layer(layout: OciLayout, layer: bytes) -> str:
+    config = layout.put_blob(b"{}", "application/vnd.oci.image.config.v1+json")
+    manifest = {"schemaVersion": 2, "config": config.to_json(), "layers": [layout.put_blob(layer, LAYER).to_json()]}
+    return layout.put_manifest(manifest, ["bad"]).digest
+
+
+@pytest.mark.parametrize("case", list(ESCAPES))
+def test_a_layer_that_reaches_outside_is_refused_and_nothing_is_left(tmp_path: Path, case: str) -> None:
+    layer, reason = ESCAPES[case]
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside/secret").write_text("keep")
+    layout = OciLayout(tmp_path / "layout")
+    digest = image_of_layer(layout, layer)
+    with pytest.raises(UnsafeArchiveError, match=reason) as refused:
+        unpack(layout, digest, tmp_path / "serve")
+    assert str(refused.value).startswith(f"layer {layout.manifest(digest)['layers'][0]['digest']}: ")
+    assert str(refused.value).endswith("; nothing was extracted")
+    assert list((tmp_path / "serve").iterdir()) == [], "no half-unpacked image may stay behind"
+    assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == ["secret"]
+    assert (tmp_path / "outside/secret").read_text() == "keep"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import pytest
 
-from ai_platform.errors import ConfigError, PlatformRepoError, UnknownRefError
+from ai_platform.errors import ConfigError, PlatformRepoError, UnknownRefError, UnsafeArchiveError
 from ai_platform.platform_repo import config_at, export, git, load_at, model_names, resolve
 
 
@@ -66,3 +67,25 @@ def test_unknown_ref(demo_repo: Path) -> None:
             read(demo_repo, "mian")
     with pytest.raises(UnknownRefError, match=r"unknown ref 'no-such-branch' in .* \(branches: main\)$"):
         resolve(demo_repo, "no-such-branch")
+
+
+@pytest.mark.parametrize(
+    "links",
+    [
+        {"escape": "../outside/secret"},  # a symlink out of the snapshot
+        {"a": "l/../outside/secret", "l": "."},  # a chain: `a` is extracted before `l` turns it outward
+    ],
+    ids=["symlink", "link-chain"],
+)
+def test_a_commit_whose_links_lead_out_of_the_snapshot_is_refused(
+    own_demo_repo: Path, tmp_path: Path, links: dict[str, str]
+) -> None:
+    for name, target in links.items():
+        os.symlink(target, own_demo_repo / name)
+    git(own_demo_repo, "add", *links)
+    git(own_demo_repo, "commit", "--quiet", "-m", "links")
+    sha = resolve(own_demo_repo).sha
+    dest = tmp_path / "snapshots" / sha
+    with pytest.raises(UnsafeArchiveError, match=rf"^git archive of {sha}: .* leads outside the folder"):
+        export(own_demo_repo, sha, dest)
+    assert list((tmp_path / "snapshots").iterdir()) == [], "no snapshot and no half-extracted one"

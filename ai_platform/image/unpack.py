@@ -1,8 +1,10 @@
 """Unpack a model image from a layout into a folder to serve: what is served is what was imaged.
 
-Every layer is streamed through tarfile's `data` extraction filter (no absolute
-paths, no `..`, no links out, no device files) while its bytes are hashed and
-held to the layer digest (a base image's layers are skipped). The result appears under `<dest>/<digest>` only when
+Every layer is streamed through `ai_platform.untar.extract` (tarfile's `data`
+filter and the checks it lacks before CPython 3.11.13: no absolute paths, no
+`..`, no links out however chained, nothing written through a symlink, no
+device files) while its bytes are hashed and held to the layer digest (a base
+image's layers are skipped). The result appears under `<dest>/<digest>` only when
 whole, so a later start never serves a half-unpacked model.
 """
 
@@ -20,6 +22,7 @@ from typing import BinaryIO
 from ai_platform.errors import ImageError
 from ai_platform.image.base import BASE_LAYERS
 from ai_platform.oci.layout import OciLayout
+from ai_platform.untar import extract
 
 
 class _Hashing:
@@ -53,7 +56,7 @@ def unpack(layout: OciLayout, digest: str, dest_root: Path) -> Path:
                 with layout.blob_path(layer["digest"]).open("rb") as raw:
                     stream = _Hashing(raw)
                     with tarfile.open(fileobj=stream, mode="r|") as tar:  # type: ignore[call-overload]
-                        tar.extractall(tmp, filter="data")
+                        extract(tar, tmp, f"layer {layer['digest']}")
                     if stream.drain() != layer["digest"]:
                         raise ImageError(f"{layout.root}: layer {layer['digest']} does not match its digest")
             os.replace(tmp, final)
