@@ -127,17 +127,17 @@ def check_shard_index(folder: Path, index: str, files: list[dict[str, Any]]) -> 
     tensors = {f["path"]: {t["name"] for t in f.get("tensors", [])} for f in files}
     missing: dict[str, str] = {}  # shard -> the first tensor the index puts there
     for tensor, shard in weight_map.items():
-        path = posixpath.join(base, shard)
-        if path not in tensors:
+        if posixpath.join(base, shard) not in tensors:
             missing.setdefault(shard, tensor)
-        elif tensor not in tensors[path]:
-            raise ShardIndexError(f"{index}: {tensor} is not in {shard}, where weight_map puts it")
     if missing:
         named = ", ".join(f"{shard!r} (for {tensor})" for shard, tensor in sorted(missing.items()))
         raise ShardIndexError(
             f"{index}: weight_map names {named}, which {'is' if len(missing) == 1 else 'are'} not in the folder;"
-            " download the missing shards (the whole commit) again"
+            " put the missing shards back (from the hub: download the whole commit again)"
         )
+    for tensor, shard in weight_map.items():
+        if tensor not in tensors[posixpath.join(base, shard)]:
+            raise ShardIndexError(f"{index}: {tensor} is not in {shard}, where weight_map puts it")
 
 
 def digest(manifest: dict[str, Any]) -> str:
