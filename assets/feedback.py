@@ -62,7 +62,7 @@ def generations(platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
             "generations": found.total,
             "labelled": sum(r.labelled for r in found.rows),
             "unscored": sum(r.unscored for r in found.rows),
-            "latest": found.latest or "none yet",
+            "latest": found.latest.isoformat() if found.latest else "none yet",
             "served": dg.MetadataValue.table(rows, schema=SERVED),
         },
         data_version=dg.DataVersion(found.version),

@@ -15,7 +15,8 @@ WEIGHTS = "hub/contract-qwen2/model.safetensors"
 
 
 def check_result(result: dg.ExecuteInProcessResult) -> dg.AssetCheckEvaluation:
-    (evaluation,) = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    evaluations = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    (evaluation,) = [e for e in evaluations if e.asset_key == dg.AssetKey("verified_weights")]
     return evaluation
 
 

@@ -184,7 +184,8 @@ def test_verified_weights_stores_the_signing_manifest_and_checks_the_signature(
 
     result = materialize(instance, "model_spec", "raw_weights", "verified_weights")
     assert result.success
-    (evaluation,) = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    evaluations = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    (evaluation,) = [e for e in evaluations if e.asset_key.to_user_string() == "verified_weights"]
     assert evaluation.passed, evaluation.metadata["problems"].value
     (mat,) = result.asset_materializations_for_node("verified_weights")
     assert mat.metadata["signature"].value == "signatures/contract-qwen2.sig"
