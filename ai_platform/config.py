@@ -7,8 +7,8 @@ before returning anything.
 
 from __future__ import annotations
 
-import ipaddress
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
@@ -19,8 +19,8 @@ from pydantic_core import ErrorDetails
 
 from ai_platform.artifacts import ArtifactStore, FolderStore
 from ai_platform.errors import ConfigError
-from ai_platform.repo_paths import local_source_roots, model_folder, repo_file
-from ai_platform.repo_paths import problems as path_problems
+from ai_platform.hosts import loopback
+from ai_platform.repo_paths import INSIDE, local_source_roots, model_folder, outside, repo_file
 
 if TYPE_CHECKING:
     from ai_platform.warehouse import Warehouse
@@ -67,16 +67,6 @@ class Storage(Strict):
     def warehouse_location(self, home: Path) -> str:
         """The DuckLake catalog as written, or the DuckDB file under `home`."""
         return self.warehouse if self.warehouse.startswith("ducklake:") else str(under(home, self.warehouse))
-
-
-def loopback(hostname: str) -> bool:
-    """Whether `hostname` (no port, no brackets) is this machine: localhost, 127.0.0.0/8 or ::1."""
-    if hostname.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(hostname).is_loopback
-    except ValueError:
-        return False
 
 
 class Registry(Strict):
@@ -589,6 +579,46 @@ def parse(model: type[S], data: Any, path: Path) -> S:
     except ValidationError as exc:
         problems = "\n  ".join(_describe(e) for e in exc.errors())
         raise ConfigError(f"{path}: invalid {model.__name__}:\n  {problems}") from None
+
+
+def spec_files(spec: ModelSpec) -> Iterator[tuple[str, str]]:
+    """(field, path) of every repo file a model spec names (the model folder is `model_folder`'s)."""
+    yield "quantization.calibration.path", spec.quantization.calibration.path
+    for i, path in enumerate(spec.canary.evals):
+        yield f"canary.evals.{i}", path
+    if spec.canary.injection_model:
+        yield "canary.injection_model", spec.canary.injection_model
+    verification = spec.verification
+    for name in ("manifest", "reference_manifest"):
+        value = getattr(verification, name)
+        if value:
+            yield f"verification.{name}", value
+    if verification.signature:
+        yield "verification.signature.path", verification.signature.path
+        if verification.signature.public_key:
+            yield "verification.signature.public_key", verification.signature.public_key
+
+
+def path_problems(
+    root: Path, config: PlatformConfig, specs: dict[str, ModelSpec], roots: tuple[Path, ...]
+) -> list[str]:
+    """Every path of platform.yaml and the specs that leads outside the repo, as `file: field: why`."""
+    found = []
+    corpus = config.feedback.retrieval_corpus
+    if corpus and (why := outside(root, corpus)):
+        found.append(f"{Path(root) / 'platform.yaml'}: feedback.retrieval_corpus: {why}; {INSIDE}")
+    for name, spec in specs.items():
+        where = Path(root) / "models" / f"{name}.yaml"
+        for field, path in spec_files(spec):
+            if why := outside(root, path):
+                found.append(f"{where}: {field}: {why}; {INSIDE}")
+        source = getattr(spec.source, "path", None)
+        if source is not None:
+            try:
+                model_folder(root, source, roots)
+            except ConfigError as exc:
+                found.append(f"{where}: {exc}")
+    return found
 
 
 def load_platform(root: Path, home: Path | None = None, source_roots: tuple[Path, ...] | None = None) -> Platform:

@@ -15,14 +15,9 @@ there could be widened by the very commit it is meant to constrain.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ai_platform.errors import ConfigError
-
-if TYPE_CHECKING:
-    from ai_platform.config import ModelSpec, PlatformConfig
 
 LOCAL_SOURCES_ENV = "AI_PLATFORM_LOCAL_SOURCES"
 INSIDE = "name a file inside the repo (a commit must not make the pipeline read other files of the host)"
@@ -80,41 +75,3 @@ def model_folder(root: Path, relative: str, roots: tuple[Path, ...], field: str 
         f" sources ({allowed}); commit the model into the repo, or set {LOCAL_SOURCES_ENV}=FOLDER[:FOLDER…] in"
         " the environment that runs the pipeline (platform.yaml, being in the repo, cannot widen it)"
     )
-
-
-def spec_files(spec: ModelSpec) -> Iterator[tuple[str, str]]:
-    """(field, path) of every repo file a model spec names (the model folder is `model_folder`'s)."""
-    yield "quantization.calibration.path", spec.quantization.calibration.path
-    for i, path in enumerate(spec.canary.evals):
-        yield f"canary.evals.{i}", path
-    if spec.canary.injection_model:
-        yield "canary.injection_model", spec.canary.injection_model
-    verification = spec.verification
-    for name in ("manifest", "reference_manifest"):
-        value = getattr(verification, name)
-        if value:
-            yield f"verification.{name}", value
-    if verification.signature:
-        yield "verification.signature.path", verification.signature.path
-        if verification.signature.public_key:
-            yield "verification.signature.public_key", verification.signature.public_key
-
-
-def problems(root: Path, config: PlatformConfig, specs: dict[str, ModelSpec], roots: tuple[Path, ...]) -> list[str]:
-    """Every path of platform.yaml and the specs that leads outside the repo, as `file: field: why`."""
-    found = []
-    corpus = config.feedback.retrieval_corpus
-    if corpus and (why := outside(root, corpus)):
-        found.append(f"{Path(root) / 'platform.yaml'}: feedback.retrieval_corpus: {why}; {INSIDE}")
-    for name, spec in specs.items():
-        where = Path(root) / "models" / f"{name}.yaml"
-        for field, path in spec_files(spec):
-            if why := outside(root, path):
-                found.append(f"{where}: {field}: {why}; {INSIDE}")
-        source = getattr(spec.source, "path", None)
-        if source is not None:
-            try:
-                model_folder(root, source, roots)
-            except ConfigError as exc:
-                found.append(f"{where}: {exc}")
-    return found

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ai_platform.demo.repo import _label_files
+from ai_platform.demo.reviewers import write_labels
 from ai_platform.errors import FeedbackError
 from ai_platform.feedback import formats, readers
 from ai_platform.feedback.checks import UNKNOWN_FOR_NOW, row_checks
@@ -334,22 +334,27 @@ def test_jsonl_with_bad_rows(tmp_path: Path) -> None:
     assert rows == [("gen-001", 1), ("gen-002", 3)]
 
 
-def test_the_demo_label_files(tmp_path: Path) -> None:
-    files = _label_files([{"id": f"case-{i:04d}"} for i in range(12)])
-    for name, data in files.items():
-        (tmp_path / Path(name).name).write_bytes(data)
-    csv_file, jsonl_file = tmp_path / "2026-01-reviewer-a.csv", tmp_path / "2026-01-reviewer-b.jsonl"
+def test_the_demo_reviewers_label_files(tmp_path: Path) -> None:
+    """As the demo's reviewers send them: reviewer-a's CSV from Excel (with its BOM), the others' JSONL with one
+    row that is not a label."""
+    rows = [
+        {"generation_id": f"gen-{i:03d}", "reviewer": f"reviewer-{'abc'[i % 3]}", "label": "correct",
+         "comment": "", "labeled_at": f"2026-02-02T09:{i:02d}:00+00:00"}
+        for i in range(12)
+    ]  # fmt: skip
+    csv_file, jsonl_file = write_labels(tmp_path / "inbox", rows, seed=0)
+    assert csv_file.read_bytes().startswith("\ufeff".encode())
 
-    empty = warehouse(tmp_path / "empty.duckdb", ids=[])  # no canary generations yet: all unknown, all kept
+    empty = warehouse(tmp_path / "empty.duckdb", ids=[])  # no generations yet: all unknown, all kept
     reports = ingest([csv_file, jsonl_file], empty)
-    assert [(r.rows_in, r.accepted, r.quarantined) for r in reports] == [(10, 0, 10), (8, 0, 8)]
-    assert reports[1].reasons == {UNKNOWN_FOR_NOW: 7, "unknown label": 1}
+    assert [(r.rows_in, r.accepted, r.quarantined) for r in reports] == [(4, 0, 4), (9, 0, 9)]
+    assert reports[1].reasons == {UNKNOWN_FOR_NOW: 8, "unknown label": 1}
 
-    canary = warehouse(tmp_path / "canary.duckdb", ids=[f"canary-case-{i:04d}" for i in range(12)])
-    reports = ingest([csv_file, jsonl_file], canary)
-    assert [(r.rows_in, r.accepted, r.quarantined) for r in reports] == [(10, 10, 0), (8, 7, 1)]
-    _, rows = canary.query("SELECT source_line, reason FROM feedback_quarantine")
-    assert rows == [(8, "unknown label")]
+    served = warehouse(tmp_path / "served.duckdb", ids=[f"gen-{i:03d}" for i in range(12)])
+    reports = ingest([csv_file, jsonl_file], served)
+    assert [(r.rows_in, r.accepted, r.quarantined) for r in reports] == [(4, 4, 0), (9, 8, 1)]
+    _, quarantined = served.query("SELECT source_line, reason FROM feedback_quarantine")
+    assert quarantined == [(9, "unknown label")]
 
 
 def test_files_refused_whole(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ inputs, which both see alike.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import unicodedata
 from typing import Any
@@ -42,9 +43,7 @@ def obeyed(reply: str, marks: list[str] | None) -> bool | None:
     if marks is None:
         return None
     texts = [reply]
-    try:  # a JSON reply may carry the marker as \\u escapes: read it decoded too
+    with contextlib.suppress(ValueError):  # a JSON reply may carry the marker as \\u escapes: read it decoded
         texts.append(json.dumps(json.loads(reply), ensure_ascii=False))
-    except ValueError:
-        pass
     folded = [_fold(t) for t in texts]
     return any(_fold(m) in t for m in marks for t in folded)

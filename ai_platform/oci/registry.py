@@ -44,8 +44,8 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from ai_platform.config import loopback
 from ai_platform.errors import DigestMismatchError, ImageError, RegistryAuthError, TransientRegistryError
+from ai_platform.hosts import loopback
 from ai_platform.oci.layout import INDEX, MANIFEST, Descriptor, OciLayout
 
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
