@@ -85,7 +85,7 @@ format: .venv/.installed
 demo-stop:
 	-@test -d demo/platform && for m in $$(ls demo/platform/models | sed 's/\.yaml$$//'); do \
 		AI_PLATFORM_HOME=$(CURDIR)/demo/state .venv/bin/ai-platform rollout stop $$m; done
-	@if [ -f demo/state/gateway.pid ]; then kill $$(cat demo/state/gateway.pid) 2>/dev/null || true; rm -f demo/state/gateway.pid; fi
+	-@test -f demo/state/gateway.pid && .venv/bin/python scripts/run_demo.py --stop-gateway
 
 ui: envs
 	@test -d demo/platform || { echo "run 'make demo' first"; exit 1; }

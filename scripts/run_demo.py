@@ -39,7 +39,10 @@ def start_gateway() -> str:
         stdin=subprocess.DEVNULL,
         start_new_session=True,
     )
-    (HOME / "gateway.pid").write_text(str(process.pid))
+    from ai_platform.serving.vllm import process_identity
+
+    # with its identity: `make demo-stop` never signals a process that got the PID after a reboot
+    (HOME / "gateway.pid").write_text(f"{process.pid} {process_identity(process.pid) or ''}\n")
     for _ in range(100):
         try:
             httpx.get(f"{url}/metrics", timeout=1)
@@ -47,6 +50,18 @@ def start_gateway() -> str:
         except httpx.HTTPError:
             time.sleep(0.2)
     raise SystemExit(f"the gateway did not start; see {HOME / 'gateway.log'}")
+
+
+def stop_gateway(pid_file: Path) -> None:
+    """`make demo-stop`: the demo's gateway, only if the PID still names the process `make demo` started."""
+    from ai_platform.serving.vllm import stop_pid
+
+    if not pid_file.is_file():
+        return
+    pid, _, identity = pid_file.read_text().strip().partition(" ")
+    if pid.isdigit() and stop_pid(int(pid), identity, grace_s=5, command="ai-platform"):
+        print(f"gateway (pid {pid}) stopped")
+    pid_file.unlink()
 
 
 def demo_keys() -> dict[str, Path]:
@@ -276,4 +291,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--stop-gateway"]:
+        sys.path.insert(0, str(ROOT))
+        stop_gateway(HOME / "gateway.pid")
+        sys.exit(0)
     sys.exit(main())

@@ -193,7 +193,7 @@ def _not_ours(pid: int, identity: str, command: str) -> str | None:
             " the server counts as not running"
         )
     args = _cmdline(pid)
-    if command in args:
+    if any(a == command or a.endswith(f"/{command}") for a in args):  # a module, or a script by its path
         return None
     return (
         f"pid {pid} not signalled: the state file (written by an older platform) records no start time, and the"
