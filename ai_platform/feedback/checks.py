@@ -21,6 +21,7 @@ WRONG_WIDTH = "wrong number of fields"
 BAD_QUOTING = "malformed CSV quoting"
 FIELD_TOO_LONG = "field longer than 131072 characters"  # Python's csv limit (the exact reader only)
 NOT_JSON = "not valid JSON"
+TOO_DEEP = "JSON nested too deeply to read"  # deeper than Python's recursion limit: never a label row
 NOT_OBJECT = "not a JSON object"
 UNKNOWN_FIELD = "unknown field"
 NOT_TEXT = "field is not a string"

@@ -38,6 +38,7 @@ from ai_platform.feedback.checks import (
     NOT_JSON,
     NOT_OBJECT,
     NOT_TEXT,
+    TOO_DEEP,
     UNKNOWN_FIELD,
     WRONG_WIDTH,
     row_checks,
@@ -386,6 +387,8 @@ def _json_row(line: str) -> tuple[dict[str, str], str | None]:
         row = json.loads(line)
     except ValueError:
         return {}, NOT_JSON
+    except RecursionError:  # json's decoder recurses per level: `[[[[...` from outside must not end the ingest
+        return {}, TOO_DEEP
     if not isinstance(row, dict):
         return {}, NOT_OBJECT
     if set(row) - set(FIELDS):
