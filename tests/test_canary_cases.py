@@ -149,7 +149,7 @@ def test_canary_generations_are_never_rewritten_and_labels_keep_their_reply(
         return run.run_id
 
     first = canary_run('{"risk_points": []}')
-    _, rows = warehouse.query("SELECT generation_id FROM generations WHERE eval_run_id = ? ORDER BY 1", [first])
+    _, rows = warehouse.query("SELECT generation_id FROM canary_generations WHERE eval_run_id = ? ORDER BY 1", [first])
     labeled = rows[0][0]
     assert labeled.startswith(f"canary-{first}-")
     labels = tmp_path / "labels.csv"
@@ -157,10 +157,13 @@ def test_canary_generations_are_never_rewritten_and_labels_keep_their_reply(
     assert [r.accepted for r in ingest([labels], warehouse)] == [1]
 
     second = canary_run('{"risk_points": [{"point": "x", "level": "高", "basis": "y", "suggestion": "z"}]}')
-    _, counts = warehouse.query("SELECT eval_run_id, count(*) FROM generations GROUP BY 1 ORDER BY 1")
+    _, counts = warehouse.query(
+        "SELECT c.eval_run_id, count(*) FROM generations JOIN canary_generations c USING (generation_id) GROUP BY 1"
+    )
     assert sorted(counts) == sorted([(first, 32), (second, 32)])  # 32 new ids, none reused
     _, joined = warehouse.query(
-        "SELECT g.output, g.eval_run_id FROM feedback_labels l JOIN generations g USING (generation_id)"
+        "SELECT g.output, c.eval_run_id FROM feedback_labels l JOIN generations g USING (generation_id)"
+        " JOIN canary_generations c USING (generation_id)"
     )
     assert joined == [('{"risk_points": []}', first)]  # the label still names the reply it was given on
 
@@ -187,5 +190,7 @@ def test_the_migration_keeps_old_canary_rows_and_ties_them_to_their_run(tmp_path
     )
     con.close()
     assert 10 in Warehouse(path).migrate()
-    _, rows = Warehouse(path).query("SELECT generation_id, output, eval_run_id FROM generations")
+    _, rows = Warehouse(path).query(
+        "SELECT generation_id, output, eval_run_id FROM generations JOIN canary_generations USING (generation_id)"
+    )
     assert rows == [("canary-case-0000", "the old reply", "run-1")]

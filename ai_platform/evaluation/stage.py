@@ -298,10 +298,7 @@ def record(warehouse: Warehouse, snap: SpecSnapshot, result: CanaryResult, *, ta
             for c, s, out in zip(run.cases, run.scores, run.outputs, strict=True)
         ]
         insert_generations(con, rows)
-        con.execute(
-            "UPDATE generations SET eval_run_id = ? WHERE generation_id IN (SELECT unnest(?))",
-            [run.run_id, [row[0] for row in rows]],
-        )
+        con.executemany("INSERT INTO canary_generations VALUES (?, ?)", [[row[0], run.run_id] for row in rows])
 
 
 def canary_generation_id(run_id: str, case_id: str) -> str:

@@ -34,6 +34,7 @@ TABLES = (
     "eval_cases",
     "deployments",
     "generations",
+    "canary_generations",
     "feedback_labels",
     "feedback_quarantine",
     "trust_models",
