@@ -9,12 +9,13 @@ image's manifest stays a plain OCI one.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ai_platform.errors import ImageError
+from ai_platform.oci import documents
+from ai_platform.oci.documents import MAX_DOCUMENT
 from ai_platform.oci.layout import Descriptor, OciLayout
 from ai_platform.oci.registry import Reference, pull
 
@@ -44,7 +45,7 @@ class BaseImage:
 
     @property
     def diff_ids(self) -> list[str]:
-        return list(self.config["rootfs"]["diff_ids"])
+        return list((self.config.get("rootfs") or {}).get("diff_ids") or [])
 
 
 def fetch(layout: OciLayout, name: str, *, insecure: bool = False, token_realms: Iterable[str] = ()) -> BaseImage:
@@ -61,9 +62,11 @@ def fetch(layout: OciLayout, name: str, *, insecure: bool = False, token_realms:
 
 
 def read(layout: OciLayout, name: str, digest: str) -> BaseImage:
-    manifest = json.loads(layout.read_blob(digest))
-    config = json.loads(layout.read_blob(manifest["config"]["digest"]))
+    manifest = layout.manifest(digest)
     where = f"image.base {name} ({digest[:19]})"
+    config = documents.image_config(
+        layout.read_blob(Descriptor.from_json(manifest["config"]), MAX_DOCUMENT), f"{where}: config"
+    )
     if (config.get("os"), config.get("architecture")) != PLATFORM:
         raise ImageError(f"{where}: a {config.get('os')}/{config.get('architecture')} image, not {'/'.join(PLATFORM)}")
     layers = []

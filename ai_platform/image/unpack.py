@@ -11,7 +11,6 @@ whole, so a later start never serves a half-unpacked model.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import tarfile
@@ -44,21 +43,21 @@ class _Hashing:
 
 def unpack(layout: OciLayout, digest: str, dest_root: Path) -> Path:
     """The model folder (`.../models/<name>`) of image `digest`, unpacked under `dest_root`."""
-    manifest = json.loads(layout.read_blob(digest))
+    manifest = layout.manifest(digest)
+    layers = manifest["layers"]
+    # A base image's layers (a shell for KServe) are not the model: vLLM needs /models only.
+    skip = (manifest.get("annotations") or {}).get(BASE_LAYERS, "0")
+    if not (skip.isascii() and skip.isdigit() and int(skip) <= len(layers)):
+        raise ImageError(
+            f"image {digest}: annotation {BASE_LAYERS}={skip!r} is not a count of its {len(layers)} layers"
+        )
     final = Path(dest_root) / digest.removeprefix("sha256:")
     if not final.is_dir():
         tmp = Path(dest_root) / f".tmp-{uuid.uuid4().hex}"
         tmp.mkdir(parents=True)
         try:
-            # A base image's layers (a shell for KServe) are not the model: vLLM needs /models only.
-            skip = int((manifest.get("annotations") or {}).get(BASE_LAYERS, "0"))
-            for layer in manifest["layers"][skip:]:
-                with layout.blob_path(layer["digest"]).open("rb") as raw:
-                    stream = _Hashing(raw)
-                    with tarfile.open(fileobj=stream, mode="r|") as tar:  # type: ignore[call-overload]
-                        extract(tar, tmp, f"layer {layer['digest']}")
-                    if stream.drain() != layer["digest"]:
-                        raise ImageError(f"{layout.root}: layer {layer['digest']} does not match its digest")
+            for layer in layers[int(skip) :]:
+                _unpack_layer(layout, layer["digest"], tmp)
             os.replace(tmp, final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -67,3 +66,20 @@ def unpack(layout: OciLayout, digest: str, dest_root: Path) -> Path:
     if len(models) != 1:
         raise ImageError(f"image {digest}: expected one folder under /models, found {len(models)}")
     return models[0]
+
+
+def _unpack_layer(layout: OciLayout, digest: str, dest: Path) -> None:
+    """Extract one layer (an uncompressed tar, as the image build writes) into `dest`, held to its digest."""
+    with layout.open_blob(digest) as raw:
+        stream = _Hashing(raw)
+        try:
+            with tarfile.open(fileobj=stream, mode="r|") as tar:  # type: ignore[call-overload]
+                extract(tar, dest, f"layer {digest}")
+        except (tarfile.TarError, EOFError) as exc:
+            if stream.drain() != digest:  # a corrupted blob first: that is the likelier cause
+                raise ImageError(f"{layout.root}: layer {digest} does not match its digest") from None
+            raise ImageError(
+                f"{layout.root}: layer {digest} is not a tar archive ({exc}); nothing was unpacked"
+            ) from None
+        if stream.drain() != digest:
+            raise ImageError(f"{layout.root}: layer {digest} does not match its digest")

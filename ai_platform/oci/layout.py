@@ -15,8 +15,8 @@ from __future__ import annotations
 import errno
 import fcntl
 import hashlib
-import json
 import os
+import stat
 import threading
 import uuid
 from collections.abc import Iterator
@@ -27,11 +27,14 @@ from typing import Any, BinaryIO
 
 from ai_platform.artifacts import atomic_write, canonical_json, sha256_hex
 from ai_platform.errors import DigestMismatchError, ImageError
+from ai_platform.oci import documents
+from ai_platform.oci.documents import INDEX as INDEX
+from ai_platform.oci.documents import MANIFEST as MANIFEST
+from ai_platform.oci.documents import MAX_DOCUMENT
 
-MANIFEST = "application/vnd.oci.image.manifest.v1+json"
-INDEX = "application/vnd.oci.image.index.v1+json"
 EMPTY = "application/vnd.oci.empty.v1+json"
 REF_NAME = "org.opencontainers.image.ref.name"
+MAX_INDEX_JSON = 64 * 1024 * 1024  # a tag is ~250 bytes of index.json: room for a quarter of a million
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,22 @@ class BlobWriter:
         self.path.unlink(missing_ok=True)
 
 
+def _open_regular(path: Path, what: str) -> BinaryIO:
+    """Open a file of a layout to read: never through a symlink, never a FIFO (O_NONBLOCK, then fstat)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise ImageError(f"{what} is missing") from None
+    except OSError as exc:
+        reason = "a symlink" if exc.errno == errno.ELOOP else exc.strerror
+        raise ImageError(f"{what} is not a regular file in the layout ({reason}); refused unread") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ImageError(f"{what} is not a regular file in the layout; refused unread")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
 class OciLayout:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
@@ -159,6 +178,10 @@ class OciLayout:
     def has_blob(self, digest: str) -> bool:
         return self.blob_path(digest).is_file()
 
+    def open_blob(self, digest: str) -> BinaryIO:
+        """The blob's file, opened only if it is a regular file in the layout (not a link out, a FIFO, a folder)."""
+        return _open_regular(self.blob_path(digest), f"{self.root}: blob {digest}")
+
     @contextmanager
     def blob_writer(self, media_type: str) -> Iterator[BlobWriter]:
         """Stream a blob in; the caller commits it. Left uncommitted (an error), nothing remains."""
@@ -179,12 +202,16 @@ class OciLayout:
             self.count_written(len(data))
         return Descriptor(media_type, digest, len(data), annotations)
 
-    def read_blob(self, descriptor: Descriptor | str) -> bytes:
+    def read_blob(self, descriptor: Descriptor | str, limit: int | None = None) -> bytes:
+        """The blob's bytes, held to its digest (and to the descriptor's size); more than `limit` is refused unread."""
         digest = descriptor if isinstance(descriptor, str) else descriptor.digest
-        try:
-            data = self.blob_path(digest).read_bytes()
-        except FileNotFoundError:
-            raise ImageError(f"{self.root}: blob {digest} is missing") from None
+        with self.open_blob(digest) as file:
+            size = os.fstat(file.fileno()).st_size
+            if limit is not None and size > limit:
+                raise ImageError(f"{self.root}: blob {digest} is {size} bytes, more than the {limit} expected")
+            data = file.read()
+        if not isinstance(descriptor, str) and len(data) != descriptor.size:
+            raise ImageError(f"{self.root}: blob {digest} is {len(data)} bytes, not the {descriptor.size} named for it")
         if f"sha256:{sha256_hex(data)}" != digest:
             raise ImageError(f"{self.root}: blob {digest} does not match its digest")
         return data
@@ -192,7 +219,7 @@ class OciLayout:
     def put_manifest(self, manifest: dict[str, Any] | bytes, tags: list[str], media_type: str = MANIFEST) -> Descriptor:
         """Store a manifest (as given, if bytes: a pulled manifest keeps its digest) and point each tag at it."""
         data = manifest if isinstance(manifest, bytes) else canonical_json(manifest)
-        parsed = json.loads(data)
+        parsed = documents.manifest(data, f"manifest for {self.root}")
         blob = self.put_blob(data, media_type)
         extra = {"artifactType": parsed["artifactType"]} if "artifactType" in parsed else {}
         with self._index() as index:
@@ -206,27 +233,25 @@ class OciLayout:
 
     def resolve(self, tag: str) -> Descriptor:
         for entry in self._read_index()["manifests"]:
-            if entry.get("annotations", {}).get(REF_NAME) == tag:
+            if (entry.get("annotations") or {}).get(REF_NAME) == tag:
                 return Descriptor.from_json(entry)
         raise ImageError(f"{self.root}: no tag {tag!r}")
 
     def manifest(self, ref: str) -> dict[str, Any]:
-        """The manifest for a tag or a `sha256:` digest."""
-        digest = ref if ref.startswith("sha256:") else self.resolve(ref).digest
-        manifest: dict[str, Any] = json.loads(self.read_blob(digest))
-        return manifest
+        """The manifest for a tag or a `sha256:` digest, its fields checked (documents.manifest)."""
+        where: Descriptor | str = ref if ref.startswith("sha256:") else self.resolve(ref)
+        digest = where if isinstance(where, str) else where.digest
+        return documents.manifest(self.read_blob(where, MAX_DOCUMENT), f"{self.root}: manifest {digest}")
 
     def _read_index(self) -> dict[str, Any]:
         path = self.root / "index.json"
-        if not path.is_file():
+        if not os.path.lexists(path):
             if (self.root / "oci-layout").is_file() or not self.root.exists():
                 return {"schemaVersion": 2, "mediaType": INDEX, "manifests": []}
             raise ImageError(f"{self.root}: not an OCI image layout (no index.json)")
-        try:
-            index: dict[str, Any] = json.loads(path.read_bytes())
-            return index
-        except ValueError as exc:
-            raise ImageError(f"{path}: not JSON: {exc}") from None
+        with _open_regular(path, str(path)) as file:
+            data = file.read(MAX_INDEX_JSON + 1)
+        return documents.index(data, str(path), MAX_INDEX_JSON)
 
     @contextmanager
     def _index(self) -> Iterator[dict[str, Any]]:

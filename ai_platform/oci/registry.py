@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import os
 import re
 import time
@@ -46,10 +45,12 @@ import httpx
 
 from ai_platform.errors import DigestMismatchError, ImageError, RegistryAuthError, TransientRegistryError
 from ai_platform.hosts import loopback
-from ai_platform.oci.layout import INDEX, MANIFEST, Descriptor, OciLayout
+from ai_platform.oci import documents
+from ai_platform.oci.documents import DOCKER_LIST as DOCKER_LIST
+from ai_platform.oci.documents import DOCKER_MANIFEST as DOCKER_MANIFEST
+from ai_platform.oci.documents import INDEX, INDEX_TYPES, MANIFEST, MAX_DOCUMENT
+from ai_platform.oci.layout import Descriptor, OciLayout
 
-DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
-DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 ACCEPT = ", ".join([MANIFEST, INDEX, DOCKER_MANIFEST, DOCKER_LIST])
 # Docker Hub's references say docker.io; its distribution API answers elsewhere.
 API_HOSTS = {"docker.io": "registry-1.docker.io", "index.docker.io": "registry-1.docker.io"}
@@ -176,8 +177,7 @@ class RegistryClient:
                 raise TransientRegistryError(f"token request to {realm}: {type(exc).__name__}: {exc}") from None
             if got.status_code != 200:
                 raise ImageError(f"token request to {realm}: HTTP {got.status_code}")
-            body = got.json()
-            self.authorization = f"Bearer {body.get('token') or body.get('access_token')}"
+            self.authorization = f"Bearer {_token(realm, got)}"
             return True
         return False
 
@@ -195,7 +195,7 @@ class RegistryClient:
 
     def _upload(self, repo: str, path: Path, digest: str, size: int, chunk_size: int | None) -> None:
         started = self.request("POST", f"/v2/{repo}/blobs/uploads/", expect=(202,))
-        location = urljoin(started.url.__str__(), started.headers["Location"])
+        location = urljoin(str(started.url), _location(started))
         if chunk_size and size > chunk_size:
             offset = 0
             with path.open("rb") as f:
@@ -205,22 +205,24 @@ class RegistryClient:
                         "Content-Range": f"{offset}-{offset + len(chunk) - 1}",
                     }
                     done = self.request("PATCH", location, expect=(202,), content=chunk, headers=headers)
-                    location = urljoin(str(done.url), done.headers["Location"])
+                    location = urljoin(str(done.url), _location(done))
                     offset += len(chunk)
             self.request("PUT", _with_digest(location, digest), expect=(201,), headers={"Content-Length": "0"})
             return
         headers = {"Content-Type": "application/octet-stream", "Content-Length": str(size)}
         self.request("PUT", _with_digest(location, digest), expect=(201,), content=_stream(path), headers=headers)
 
-    def fetch_blob(self, repo: str, digest: str, layout: OciLayout) -> int:
-        return int(self.retrying(lambda: self._fetch_blob(repo, digest, layout), f"GET blob {digest}"))
+    def fetch_blob(self, repo: str, digest: str, layout: OciLayout, size: int | None = None) -> int:
+        """Download a blob into `layout`, held to its digest and, where known, to its size: a registry that
+        sends more than `size` bytes is cut off there."""
+        return int(self.retrying(lambda: self._fetch_blob(repo, digest, layout, size), f"GET blob {digest}"))
 
-    def _fetch_blob(self, repo: str, digest: str, layout: OciLayout) -> int:
+    def _fetch_blob(self, repo: str, digest: str, layout: OciLayout, size: int | None) -> int:
         url = urljoin(self.base + "/", f"/v2/{repo}/blobs/{digest}")
         try:
             with self.http.stream("GET", url, headers=self._auth_headers()) as response:
                 if response.status_code == 401 and self._answer(response):
-                    return self._fetch_blob(repo, digest, layout)
+                    return self._fetch_blob(repo, digest, layout, size)
                 if response.status_code != 200:
                     response.read()
                     raise _refusal(f"GET blob {digest}", response)
@@ -233,6 +235,11 @@ class RegistryClient:
                 with layout.blob_writer("application/octet-stream") as writer:  # a torn download is discarded
                     for part in response.iter_bytes(CHUNK):
                         writer.write(part)
+                        if size is not None and writer.size > size:
+                            raise DigestMismatchError(
+                                f"GET blob {digest} from {self.base}: the registry sent more than the {size} bytes"
+                                " the manifest gives it; refused"
+                            )
                     try:
                         writer.commit(expect=digest)
                     except DigestMismatchError as exc:
@@ -284,11 +291,35 @@ def _refusal(what: str, response: httpx.Response) -> ImageError:
 
 
 def _error_text(response: httpx.Response) -> str:
+    """The registry's own words for a refusal: its `errors` (distribution-spec) if it sent them, else its text."""
     try:
-        errors = response.json().get("errors") or []
-        return "; ".join(f"{e.get('code')}: {e.get('message')}" for e in errors) or response.text[:200]
-    except ValueError:
-        return response.text[:200] or response.reason_phrase
+        body = response.json()
+    except (ValueError, RecursionError):
+        body = None
+    errors = body.get("errors") if isinstance(body, dict) else None
+    if isinstance(errors, list) and errors and all(isinstance(e, dict) for e in errors):
+        return "; ".join(f"{e.get('code')}: {e.get('message')}" for e in errors)
+    return response.content[:200].decode("utf-8", "replace") or response.reason_phrase
+
+
+def _token(realm: str, answer: httpx.Response) -> str:
+    """The token of a token service's answer (distribution's token spec: `token`, or OAuth2's `access_token`)."""
+    try:
+        body = answer.json()
+        got = f"JSON {type(body).__name__}".replace("NoneType", "null")
+    except (ValueError, RecursionError):
+        body, got = None, "not JSON"
+    token = (body.get("token") or body.get("access_token")) if isinstance(body, dict) else None
+    if not isinstance(token, str) or not token:  # its text is not shown: it may hold a credential after all
+        raise ImageError(f"token request to {realm}: the answer is not a JSON object with a token (got {got})")
+    return token
+
+
+def _location(answer: httpx.Response) -> str:
+    location: str | None = answer.headers.get("Location")
+    if not location:
+        raise ImageError(f"{answer.request.method} {answer.url}: HTTP {answer.status_code} without a Location header")
+    return location
 
 
 def _source(layout: OciLayout, tag: str | None) -> Descriptor:
@@ -316,8 +347,8 @@ def push(
 ) -> Transfer:
     """Send the tagged image's blobs the registry lacks, then its manifest as is."""
     source = _source(layout, tag)
-    manifest_bytes = layout.read_blob(source.digest)
-    manifest = json.loads(manifest_bytes)
+    manifest_bytes = layout.read_blob(source, MAX_DOCUMENT)
+    manifest = documents.manifest(manifest_bytes, f"{layout.root}: manifest {source.digest}")
     blobs = [Descriptor.from_json(manifest["config"]), *map(Descriptor.from_json, manifest["layers"])]
     result = Transfer(source.digest)
     client = RegistryClient(dest.host, insecure=insecure, token_realms=token_realms)
@@ -378,21 +409,24 @@ def pull(
     client = RegistryClient(ref.host, insecure=insecure, token_realms=token_realms)
     try:
         body, media_type = _manifest(client, ref)
-        if media_type in (INDEX, DOCKER_LIST):
+        if media_type in INDEX_TYPES:
             if platform is None:
                 raise ImageError(f"{ref}: an image index; pull one platform's manifest by digest")
-            ref = Reference(ref.host, ref.repository, digest=_platform_manifest(ref, json.loads(body), platform))
+            index = documents.index(body, f"{ref}: the registry's image index")
+            ref = Reference(ref.host, ref.repository, digest=_platform_manifest(ref, index, platform))
             body, media_type = _manifest(client, ref)
-            if media_type in (INDEX, DOCKER_LIST):
+            if media_type in INDEX_TYPES:
                 raise ImageError(f"{ref}: an index inside an index; name the image manifest by digest")
         digest = f"sha256:{hashlib.sha256(body).hexdigest()}"
-        manifest = json.loads(body)
+        manifest = documents.manifest(body, f"{ref}: the registry's manifest")
         result = Transfer(digest)
+        for blob in [manifest["config"], *manifest["layers"]]:
+            layout.blob_path(blob["digest"])  # a digest the layout cannot hold is refused before any download
         for blob in [manifest["config"], *manifest["layers"]]:
             if layout.has_blob(blob["digest"]):
                 result.blobs_skipped += 1
                 continue
-            result.bytes_sent += client.fetch_blob(ref.repository, blob["digest"], layout)
+            result.bytes_sent += client.fetch_blob(ref.repository, blob["digest"], layout, blob["size"])
             result.blobs_sent += 1
         layout.put_manifest(body, tags=[tag or ref.tag or "latest"], media_type=media_type)
     finally:

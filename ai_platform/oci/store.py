@@ -23,8 +23,11 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import httpx
+
 from ai_platform.artifacts import atomic_write, canonical_json, sha256_hex
 from ai_platform.errors import ImageError, MissingArtifactError
+from ai_platform.oci import documents
 from ai_platform.oci.layout import EMPTY, MANIFEST, OciLayout
 from ai_platform.oci.registry import Reference, RegistryClient, manifest_bytes, pull
 
@@ -107,7 +110,7 @@ class RegistryStore:
             lambda: self.client.request("GET", f"/v2/{repo}/tags/list", expect=(200, 404), params={"n": 10000}),
             f"GET tags of {self.where}",
         )
-        tags = (listed.json().get("tags") or []) if listed.status_code == 200 else []
+        tags = _tags(listed, self.where) if listed.status_code == 200 else []
         prefix = f"{stage}."
         return {t[len(prefix) :]: self.ref(stage, t[len(prefix) :]) for t in sorted(tags) if t.startswith(prefix)}
 
@@ -214,8 +217,18 @@ class RegistryStore:
         found = manifest_bytes(self.client, ref)
         if found is None:
             return None
-        manifest: dict[str, Any] = json.loads(found[0])
-        return manifest
+        return documents.manifest(found[0], f"{self.where}:{target}")
+
+
+def _tags(listed: httpx.Response, where: str) -> list[str]:
+    """The tags of a tag list answer (distribution-spec: `{"name": ..., "tags": [...]}`)."""
+    try:
+        tags = listed.json().get("tags") or []
+    except (ValueError, RecursionError, AttributeError):
+        tags = None
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise ImageError(f"{where}: the registry's tag list is not a JSON object with a list of tags")
+    return tags
 
 
 def _tag(stage: str, partition: str) -> str:
