@@ -226,3 +226,13 @@ class SchemaNotationError(PromptError):
 
 class TrustModelError(PlatformError):
     """A trust model file is unreadable, of another format, or there is too little data to train one."""
+
+
+class RequestBodyError(PlatformError):
+    """A request body the gateway refuses (400) before anything reads it: not JSON, or a field of the wrong shape.
+
+    `param` names the field, as OpenAI's error body does."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        self.param = param
+        super().__init__(message)

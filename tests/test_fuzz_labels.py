@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from hypothesis.control import currently_in_test_context
 
 from ai_platform.errors import PlatformError
 from ai_platform.feedback.ingest import FileReport, ingest
@@ -56,6 +57,12 @@ def counts(wh: Warehouse) -> dict[str, int]:
 _serial = iter(range(10**9))
 
 
+def note(outcome: str) -> None:
+    """Count an outcome in hypothesis's statistics (--hypothesis-show-statistics), inside a property test."""
+    if currently_in_test_context():
+        event(outcome)
+
+
 def check(wh: Warehouse, folder: Path, name: str, data: bytes) -> FileReport | None:
     """Ingest `data` as a file called `name`: refused whole with a PlatformError, or conserved row by row."""
     path = folder / f"{next(_serial)}-{name}"
@@ -65,11 +72,11 @@ def check(wh: Warehouse, folder: Path, name: str, data: bytes) -> FileReport | N
         (report,) = ingest([path], wh)
     except PlatformError as exc:
         assert str(exc), "an error without a message"
-        event(f"refused: {type(exc).__name__}")
+        note(f"refused: {type(exc).__name__}")
         assert counts(wh) == before, f"a refused file left rows behind: {exc}"
         return None
     after = counts(wh)
-    event("some accepted" if report.accepted else "some duplicates" if report.duplicates else "none kept")
+    note("some accepted" if report.accepted else "some duplicates" if report.duplicates else "none kept")
     assert report.rows_in == report.accepted + report.quarantined + report.duplicates
     if report.already_ingested:
         assert after == before
@@ -316,3 +323,28 @@ def test_deeply_nested_json_lines_are_quarantined(warehouse: Warehouse, folder: 
     assert report is not None and report.rows_in == 1
     if not report.already_ingested:
         assert report.quarantined == 1, report
+
+
+@pytest.mark.parametrize(
+    ("stamp", "accepted"),
+    [
+        ("2026-01-02T09:00:00+14:00", True),
+        ("2026-01-02T09:00:00-12:00", True),
+        ("2026-01-02T09:00:00+0530", True),
+        ("2026-01-02T09:00:00+23:59", True),
+        ("2026-01-02T09:00:00+24:00", False),
+        ("2026-01-02T09:00:00+99:00", False),
+        ("2026-01-02T09:00:00+00:60", False),
+        ("2026-01-02T09:00:00+00:99", False),
+    ],
+)
+def test_a_zone_offset_beyond_a_day_is_not_a_time(
+    warehouse: Warehouse, folder: Path, stamp: str, accepted: bool
+) -> None:
+    """RFC 3339 offsets are at most 23:59; DuckDB reads +99:00 as 99 hours and would shift the label by four days."""
+    row = {"generation_id": KNOWN[0], "reviewer": f"tz-{stamp}", "label": "correct", "labeled_at": stamp}
+    report = check(warehouse, folder, "zone.jsonl", json.dumps(row).encode())
+    assert report is not None
+    assert (report.accepted, report.reasons) == (
+        (1, {}) if accepted else (0, {"labeled_at is not an ISO 8601 timestamp": 1})
+    )

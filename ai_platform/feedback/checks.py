@@ -10,6 +10,7 @@ runs later, in validate.py.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import duckdb
@@ -39,7 +40,7 @@ CONFLICT = "conflicts with an earlier label (same generation_id, reviewer, label
 # and a zone: Z or an offset. Upper-cased first, so t and z pass too. DuckDB alone would
 # read a naive time as UTC and a bare date as midnight: both are refused instead.
 _TIME = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?"
-ZONED = _TIME + r"(Z|[+-]\d{2}(:?\d{2})?)"
+ZONED = _TIME + r"(Z|[+-]([01]\d|2[0-3])(:?[0-5]\d)?)"  # an offset under a day (DuckDB reads +99:00 as 99 h)
 NAIVE = _TIME
 # A time given to the minute gets ":00": DuckDB 1.5 casts 10:04:00Z but not 10:04Z.
 MINUTES = r"^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2})([Z+-])"
@@ -101,18 +102,21 @@ FROM parsed
 """
 
 
-def check_label(label: Any) -> str | None:
+def check_label(label: Any, latest: datetime | None = None) -> tuple[str | None, bool]:
     """The reason one label (a `POST /v1/feedback` body) would be quarantined, by the same checks as a file's
-    rows; None when it is good. Only the warehouse check (unknown generation ids) waits for ingestion."""
+    rows (None when it is good), and whether its labeled_at is later than `latest`. Only the warehouse check
+    (unknown generation ids) waits for ingestion. labeled_at is compared as these checks parsed it, in DuckDB:
+    a time Python's datetime cannot hold (year 0, year 10000 after its offset) is never parsed again."""
     if not isinstance(label, dict):
-        return NOT_OBJECT
+        return NOT_OBJECT, False
     if set(label) - set(FIELDS):
-        return f"{UNKNOWN_FIELD}: {', '.join(sorted(set(label) - set(FIELDS)))}"
+        return f"{UNKNOWN_FIELD}: {', '.join(sorted(set(label) - set(FIELDS)))}", False
     values = [label.get(field) for field in FIELDS]
     if any(value is not None and not isinstance(value, str) for value in values):
-        return NOT_TEXT
+        return NOT_TEXT, False
     columns = ", ".join(f"?::VARCHAR AS {field}" for field in FIELDS)
     source = f"(SELECT 1 AS line, {columns}, NULL::VARCHAR AS problem, NULL::VARCHAR AS raw)"
     with duckdb.connect() as con:
-        row = con.execute(f"SELECT reason FROM ({row_checks(source)})", values).fetchone()
-    return row[0] if row else None
+        query = f"SELECT reason, coalesce(labeled_at > ?::TIMESTAMPTZ, false) FROM ({row_checks(source)})"
+        row = con.execute(query, [latest, *values]).fetchone()
+    return (row[0], bool(row[1])) if row else (None, False)

@@ -40,7 +40,7 @@ from starlette.routing import Route
 
 from ai_platform.artifacts import atomic_write
 from ai_platform.config import Admission
-from ai_platform.errors import PlatformError
+from ai_platform.errors import PlatformError, RequestBodyError
 from ai_platform.evaluation.client import upstream_headers
 from ai_platform.evaluation.injection import injection_score
 from ai_platform.oci.layout import OciLayout
@@ -48,6 +48,7 @@ from ai_platform.oci.store import RegistryStore
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import version_of
 from ai_platform.prompts.render import check_reply, request_body
+from ai_platform.serving.gateway import bodies
 from ai_platform.serving.gateway.access import ACCESS, AccessLog
 from ai_platform.serving.gateway.admission import Windows
 from ai_platform.serving.gateway.generations import GenerationLog
@@ -111,8 +112,9 @@ class Gateway:
         """Weighted admission for one request to `state`'s model: None when admitted (its max_tokens set, maybe
         lowered); else the 429 to answer, with Retry-After."""
         policy = Admission.model_validate(state.admission)
-        body["max_tokens"] = body.get("max_tokens") or policy.max_tokens
-        decision = self.windows.admit(state.model, request.state.key.name, policy, input_bytes, body["max_tokens"])
+        # vLLM takes max_completion_tokens over max_tokens: weigh the one it will use, and admit both at the same
+        asked = body.get("max_completion_tokens") or body.get("max_tokens") or policy.max_tokens
+        decision = self.windows.admit(state.model, request.state.key.name, policy, input_bytes, asked)
         self.metrics.admission(state.model, decision.kind, decision.weight)
         if decision.kind == "rejected":
             LOG.info("admission: rejected %s for %s: %s", state.model, request.state.key.name, decision.reason)
@@ -124,6 +126,8 @@ class Gateway:
                 headers=headers,
             )
         body["max_tokens"] = decision.max_tokens
+        if body.get("max_completion_tokens") is not None:
+            body["max_completion_tokens"] = decision.max_tokens
         request.state.admission = decision.kind
         return None
 
@@ -178,11 +182,13 @@ class Gateway:
         if self.log.full:
             return _error(503, "the gateway cannot log more replies until the warehouse takes its backlog; retry later")
         try:
-            payload = await request.json()
-        except ValueError:
-            return _error(400, 'the body must be JSON: {"variables": {...}}')
+            payload = bodies.json_body(await request.body(), '{"variables": {...}}')
+        except RequestBodyError as exc:
+            return _error(400, str(exc))
         if not isinstance(payload, dict) or not isinstance(payload.get("variables", {}), dict):
             return _error(400, 'the body must be an object with "variables" as an object')
+        if not isinstance(payload.get("model"), str | None):
+            return _error(400, f"model: must be a string (got {payload['model']!r:.60})", param="model")
         try:
             state, document = self.prompt(name, payload.get("model"))
         except LookupError as exc:
@@ -324,9 +330,9 @@ class Gateway:
     async def feedback(self, request: Request) -> Response:
         """A reviewer's label, dropped into the inbox the feedback sensor watches (same validation as a file)."""
         try:
-            label = await request.json()
-        except ValueError:
-            return _error(400, "the body must be JSON")
+            label = bodies.json_body(await request.body())
+        except RequestBodyError as exc:
+            return _error(400, str(exc))
         if isinstance(label, dict):
             label = {**label, "reviewer": request.state.key.name}  # the key names the reviewer, not the body
         row, problem = accept_label(label)
@@ -341,13 +347,14 @@ class Gateway:
 
     async def passthrough(self, request: Request) -> Response:
         started = time.perf_counter()
-        raw = await request.body()
+        chat = request.url.path.endswith("/chat/completions")
         try:
-            payload = json.loads(raw) if raw else None
-        except ValueError:
-            return _error(400, "the body must be JSON")
-        if not isinstance(payload, dict):
-            return _error(400, f"the body must be a JSON object, not {type(payload).__name__}")
+            payload = bodies.json_body(await request.body())
+            if not isinstance(payload, dict):
+                return _error(400, f"the body must be a JSON object, not {type(payload).__name__}")
+            bodies.openai_request(payload, chat)
+        except RequestBodyError as exc:
+            return _error(400, str(exc), param=exc.param)
         model = payload.get("model")
         serving = sorted(m for m, s in self.states.items() if s.live)
         live = [s for s in self.states.values() if s.live and model in (None, s.model)]
@@ -362,11 +369,11 @@ class Gateway:
             return _error(400, f"several models are live; name one with 'model' ({', '.join(serving)})", param="model")
         upstream = live[0].live
         assert upstream is not None
-        asked = payload.get("messages") if "messages" in payload else payload.get("prompt")
+        asked = payload.get("messages" if chat else "prompt")
         state = live[0]
         request.state.model = state.model
         received = datetime.now(UTC)
-        user_text = _asked_text(asked)
+        user_text = bodies.input_text(payload, chat)
         if refusal := await self._guard_input(request, state, None, "openai", user_text, received):
             return refusal  # before admission, as for prompt runs: a refused input costs no budget
         if refusal := self.admit(request, state, payload, len(json.dumps(asked, ensure_ascii=False).encode())):
@@ -567,20 +574,6 @@ def _failed(upstream: Color, reply: httpx.Response) -> _UpstreamError:
     if 400 <= reply.status_code < 500:
         return _UpstreamError(400, _upstream_message(reply))
     return _UpstreamError(502, f"the model server failed (HTTP {reply.status_code}); try again")
-
-
-def _asked_text(asked: Any) -> str:
-    """The text of an OpenAI request's input: every message's text content, or the prompt."""
-    if isinstance(asked, list):
-        texts = []
-        for message in asked:
-            content = message.get("content") if isinstance(message, dict) else None
-            if isinstance(content, str):
-                texts.append(content)
-            elif isinstance(content, list):  # content parts
-                texts += [p.get("text", "") for p in content if isinstance(p, dict)]
-        return "\n".join(texts)
-    return asked if isinstance(asked, str) else json.dumps(asked, ensure_ascii=False)
 
 
 def _upstream_message(reply: httpx.Response) -> str:

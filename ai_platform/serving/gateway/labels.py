@@ -20,10 +20,10 @@ def accept_label(label: Any, now: datetime | None = None) -> tuple[dict[str, Any
     now = now or datetime.now(UTC)
     if isinstance(label, dict) and label.get("labeled_at") is None:
         label = {**label, "labeled_at": now.isoformat()}  # labeled now, unless it says when
-    problem = check_label(label)
+    problem, ahead = check_label(label, latest=now + MAX_SKEW)
     if problem:
         return None, problem
-    if datetime.fromisoformat(str(label["labeled_at"]).strip().upper().replace("Z", "+00:00")) > now + MAX_SKEW:
+    if ahead:
         return None, f"labeled_at is in the future (more than {MAX_SKEW.seconds // 60} minutes ahead of the gateway)"
     return {k: label.get(k) for k in FIELDS}, None
 
