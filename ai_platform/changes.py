@@ -18,11 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from ai_platform.config import LocalSource, ModelSpec, parse
 from ai_platform.errors import ConfigError, PlatformRepoError
 from ai_platform.platform_repo import Commit, git, resolve
+from ai_platform.repo_yaml import parse_yaml
 
 # The stages a change can start from (every later stage of the model follows it).
 WHOLE_CHAIN = "model_spec"
@@ -212,10 +211,8 @@ class SpecReader:
     def _parse(self, blob: str, path: str) -> ModelSpec | ConfigError:
         # An invalid spec is a value, not a failure: model_spec reports it, with every detail, when it runs.
         try:
-            data = yaml.safe_load(git(self.repo, "cat-file", "blob", blob).decode("utf-8"))
+            data = parse_yaml(git(self.repo, "cat-file", "blob", blob), path)  # aliases, repeats, depth refused
             return parse(ModelSpec, data, Path(path))
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            return ConfigError(f"{path}: {exc}")
         except ConfigError as exc:
             return exc
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
@@ -21,6 +20,7 @@ from ai_platform.artifacts import ArtifactStore, FolderStore
 from ai_platform.errors import ConfigError
 from ai_platform.hosts import loopback
 from ai_platform.repo_paths import INSIDE, local_source_roots, model_folder, outside, repo_file
+from ai_platform.repo_yaml import parse_yaml, read_yaml
 
 if TYPE_CHECKING:
     from ai_platform.warehouse import Warehouse
@@ -528,28 +528,14 @@ def under(base: Path, relative: str) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _read_yaml(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: file not found") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 (byte {exc.start})") from None
-    return _parse_yaml(text, str(path))
-
-
-def _parse_yaml(text: str, where: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
-        raise ConfigError(f"{where}{at}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+def _read_yaml(root: Path, relative: str) -> Any:
+    """A config file of the repo at `root`: inside it (repo_paths), read and parsed by repo_yaml."""
+    return read_yaml(repo_file(root, relative, relative))
 
 
 def parse_platform_config(text: str, where: str) -> PlatformConfig:
     """platform.yaml's text, validated; every problem in one ConfigError naming `where` and the field."""
-    return parse(PlatformConfig, _parse_yaml(text, where), Path(where))
+    return parse(PlatformConfig, parse_yaml(text, where), Path(where))
 
 
 def _describe(error: ErrorDetails) -> str:
@@ -628,10 +614,10 @@ def load_platform(root: Path, home: Path | None = None, source_roots: tuple[Path
     model folder may be under `source_roots` instead (default: $AI_PLATFORM_LOCAL_SOURCES; ai_platform.repo_paths).
     """
     root = Path(root)
-    config = parse(PlatformConfig, _read_yaml(root / "platform.yaml"), root / "platform.yaml")
+    config = parse(PlatformConfig, _read_yaml(root, "platform.yaml"), root / "platform.yaml")
     models: dict[str, ModelSpec] = {}
     for path in sorted((root / "models").glob("*.yaml")):
-        spec = parse(ModelSpec, _read_yaml(path), path)
+        spec = parse(ModelSpec, _read_yaml(root, f"models/{path.name}"), path)
         if spec.name != path.stem:
             raise ConfigError(f"{path}: name: must equal the file stem '{path.stem}' (got {spec.name!r})")
         models[spec.name] = spec
