@@ -19,6 +19,7 @@ import hashlib
 import io
 import json
 import os
+import queue
 import sys
 import tarfile
 import threading
@@ -27,13 +28,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_registry_trust import Server, _Handler
 
 from ai_platform.errors import ImageError, PlatformError
 from ai_platform.image.base import read as read_base
 from ai_platform.image.unpack import unpack
+from ai_platform.oci.documents import MAX_DOCUMENT
 from ai_platform.oci.layout import INDEX, MANIFEST, REF_NAME, OciLayout
 from ai_platform.oci.registry import DOCKER_LIST, DOCKER_MANIFEST, Reference, RegistryClient, pull
 
@@ -247,7 +249,17 @@ def test_index_json(place: Path, data: bytes) -> None:
     refused_or(layout, place, lambda: layout.manifest("t"))
 
 
+NO_MODEL = json.dumps(  # a sound image without a /models folder: found by this test, kept as an example
+    {
+        "schemaVersion": 2,
+        "config": {"mediaType": CONFIG_TYPE, "digest": sha(GOOD_CONFIG), "size": len(GOOD_CONFIG)},
+        "layers": [],
+    }
+).encode()
+
+
 @FUZZ
+@example(NO_MODEL)
 @given(DOCUMENT_BYTES)
 def test_manifests_read_from_a_layout(place: Path, data: bytes) -> None:
     layout = layout_with(place, manifest=data)
@@ -288,17 +300,23 @@ class _Realm(_Handler):
     """The stand-in registry, and a token service at /realm that answers what the test serves there."""
 
     def do_GET(self) -> None:
-        if self.path.startswith("/realm"):
-            body, headers = self.server.answers.get("/realm", (b"", {}))
-            self._send(200, body, headers)
-        else:
-            super().do_GET()
+        outcome = "whole"
+        try:
+            if self.path.startswith("/realm"):
+                body, headers = self.server.answers.get("/realm", (b"", {}))
+                self._send(200, body, headers)
+            else:
+                super().do_GET()
+        except (BrokenPipeError, ConnectionResetError):  # the client stopped reading: the answer was cut off
+            outcome = "cut"
+        self.server.sent.put((self.path, outcome))  # type: ignore[attr-defined]
 
 
 @pytest.fixture(scope="module")
 def registry() -> Iterator[Server]:
     server = Server("127.0.0.1")
     server.RequestHandlerClass = _Realm
+    server.sent = queue.Queue()  # type: ignore[attr-defined]  # (path, whole | cut) of each answer
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -384,3 +402,15 @@ def test_an_error_answer_of_any_shape_is_named(registry: Server, answer: bytes) 
             client.request("GET", "/v2/m/manifests/v1", expect=(201,))
     finally:
         client.close()
+
+
+def test_a_manifest_answer_without_end_is_cut_off(registry: Server, place: Path) -> None:
+    """A registry that sends a 64 MiB "manifest" is read only up to the 4 MiB a manifest may have."""
+    registry.answers.clear()
+    registry.serve("/v2/m/manifests/huge", b" " * (64 * 1024 * 1024), Content_Type=MANIFEST)
+    layout = OciLayout(place / "pulled")
+    with pytest.raises(ImageError, match=f"more than (the )?{MAX_DOCUMENT} bytes"):
+        pull(Reference(registry.host, "m", tag="huge"), layout)
+    while (sent := registry.sent.get(timeout=60))[0] != "/v2/m/manifests/huge":  # type: ignore[attr-defined]
+        pass
+    assert sent[1] == "cut", "the client read the whole answer"

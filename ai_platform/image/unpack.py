@@ -58,11 +58,17 @@ def unpack(layout: OciLayout, digest: str, dest_root: Path) -> Path:
         try:
             for layer in layers[int(skip) :]:
                 _unpack_layer(layout, layer["digest"], tmp)
+            _model_folder(tmp, digest)  # an image that is no model is refused before it is in place
             os.replace(tmp, final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-    models = [p for p in (final / "models").iterdir() if p.is_dir()] if (final / "models").is_dir() else []
+    return final / "models" / _model_folder(final, digest)
+
+
+def _model_folder(root: Path, digest: str) -> str:
+    """The name of the one folder under `root`/models."""
+    models = [p.name for p in (root / "models").iterdir() if p.is_dir()] if (root / "models").is_dir() else []
     if len(models) != 1:
         raise ImageError(f"image {digest}: expected one folder under /models, found {len(models)}")
     return models[0]

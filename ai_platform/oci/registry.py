@@ -65,6 +65,7 @@ CHUNK = 8 * 1024 * 1024
 # again from its start, after 0.5, 1, 2 s or the registry's Retry-After (at most 30 s).
 ATTEMPTS = 4
 TRANSIENT = {429, 500, 502, 503, 504}
+_BODY_HEADERS = {"content-encoding", "content-length", "transfer-encoding"}
 
 
 @dataclass(frozen=True)
@@ -128,13 +129,19 @@ class RegistryClient:
 
     # -- requests, answering auth challenges once
 
-    def request(self, method: str, url: str, *, expect: tuple[int, ...], **kwargs: Any) -> httpx.Response:
+    def request(
+        self, method: str, url: str, *, expect: tuple[int, ...], limit: int | None = None, **kwargs: Any
+    ) -> httpx.Response:
+        """One exchange; with `limit`, an answer longer than that many bytes is cut off there and refused."""
         url = urljoin(self.base + "/", url)
         given = dict(kwargs.pop("headers", {}) or {})
         for attempt in (0, 1):
             headers = {**given, **self._auth_headers()}
             try:
-                response = self.http.request(method, url, headers=headers, **kwargs)
+                if limit is None:
+                    response = self.http.request(method, url, headers=headers, **kwargs)
+                else:
+                    response = self._capped(self.http.build_request(method, url, headers=headers, **kwargs), limit)
             except httpx.HTTPError as exc:
                 raise TransientRegistryError(f"{method} {url}: {type(exc).__name__}: {exc}") from None
             if response.status_code == 401 and attempt == 0 and self._answer(response):
@@ -143,6 +150,24 @@ class RegistryClient:
                 raise _refusal(f"{method} {url}", response)
             return response
         raise AssertionError("unreachable")
+
+    def _capped(self, request: httpx.Request, limit: int) -> httpx.Response:
+        """The answer to `request`, read only as far as `limit` bytes (a registry may send without end)."""
+        streamed = self.http.send(request, stream=True)
+        try:
+            chunks, size = [], 0
+            for chunk in streamed.iter_bytes(CHUNK):
+                size += len(chunk)
+                if size > limit:
+                    raise ImageError(
+                        f"{request.method} {request.url}: the registry's answer is more than {limit} bytes; refused"
+                    )
+                chunks.append(chunk)
+        finally:
+            streamed.close()
+        # What was read is decoded already: the copy keeps no Content-Encoding to decode it again.
+        headers = [(k, v) for k, v in streamed.headers.multi_items() if k.lower() not in _BODY_HEADERS]
+        return httpx.Response(streamed.status_code, headers=headers, content=b"".join(chunks), request=request)
 
     def retrying(self, exchange: Callable[[], Any], what: str) -> Any:
         """Run `exchange` (which must be safe to start over) until it succeeds, at most ATTEMPTS times."""
@@ -445,7 +470,11 @@ def manifest_bytes(client: RegistryClient, ref: Reference) -> tuple[bytes, str] 
     """The manifest `ref` names and its media type, held to its digest; None where the registry has none."""
     got = client.retrying(
         lambda: client.request(
-            "GET", f"/v2/{ref.repository}/manifests/{ref.target}", expect=(200, 404), headers={"Accept": ACCEPT}
+            "GET",
+            f"/v2/{ref.repository}/manifests/{ref.target}",
+            expect=(200, 404),
+            headers={"Accept": ACCEPT},
+            limit=MAX_DOCUMENT,
         ),
         f"GET manifest {ref}",
     )
