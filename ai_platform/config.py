@@ -359,7 +359,9 @@ class Admission(Strict):
     """
 
     window_s: int = Field(default=10, ge=1)
-    budget: int = Field(default=400, ge=1)
+    # The rate limiter (`limits`) keeps one entry per unit admitted in the window: a bound keeps that in memory
+    # (a million units, 256M tokens per window, is far past any model server).
+    budget: int = Field(default=400, ge=1, le=1_000_000)
     key_share: float = Field(default=0.5, gt=0.0, le=1.0)
     max_tokens: int = Field(default=512, ge=1)
     degrade_max_tokens: int | None = Field(default=128, ge=1)

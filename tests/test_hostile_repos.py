@@ -136,3 +136,11 @@ def test_a_hostile_file_in_a_commit(own_demo_repo: Path, case: str) -> None:
     sha = git(own_demo_repo, "rev-parse", "HEAD").decode().strip()
     (spec,) = SpecReader(own_demo_repo).at(sha).values()
     assert isinstance(spec, ConfigError) and fragment in str(spec) and len(str(spec)) < 2000, spec
+
+
+def test_an_admission_budget_the_rate_limiter_cannot_hold_is_refused(repo: Path) -> None:
+    """The window keeps one entry per unit admitted: a budget of 10^12 let one request allocate 53 GB."""
+    spec = repo / SPEC
+    text = spec.read_text(encoding="utf-8")
+    spec.write_text(re.sub(r"(?m)^(\s+)budget: \d+", r"\1budget: 1000000000000", text, count=1), encoding="utf-8")
+    assert "serving.admission.budget: Input should be less than or equal to 1000000" in refused(repo)
