@@ -164,7 +164,7 @@ def evaluate_prompts(
     )
     finished = datetime.now(UTC)
     store = platform.artifacts()
-    versions = {c["prompt"]: store.put_json(d) for d, c in zip(documents, cases, strict=True)}  # digest = version
+    versions = {name: store.put_json(prompts[name]) for name in sorted({c["prompt"] for c in cases})}  # = version
     metrics = aggregate(scores)
     log(
         f"{role}: {len(cases)} cases in {(finished - started).total_seconds():.1f} s, schema valid"
