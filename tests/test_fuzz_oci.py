@@ -22,7 +22,6 @@ import os
 import queue
 import sys
 import tarfile
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from test_registry_trust import Server, _Handler
+from test_registry_trust import Server, _Handler, running
 
 from ai_platform.errors import ImageError, PlatformError
 from ai_platform.image.base import read as read_base
@@ -314,16 +313,10 @@ class _Realm(_Handler):
 
 @pytest.fixture(scope="module")
 def registry() -> Iterator[Server]:
-    server = Server("127.0.0.1")
-    server.RequestHandlerClass = _Realm
-    server.sent = queue.Queue()  # type: ignore[attr-defined]  # (path, whole | cut) of each answer
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running() as server:  # the lying registry of test_registry_trust, answering as _Realm does
+        server.RequestHandlerClass = _Realm
+        server.sent = queue.Queue()  # type: ignore[attr-defined]  # (path, whole | cut) of each answer
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 CONTENT_TYPES = st.sampled_from([MANIFEST, INDEX, DOCKER_MANIFEST, DOCKER_LIST, "application/json", "text/html", ""])
