@@ -1,6 +1,6 @@
 """Label files: which format and encoding a file is, and its fields.
 
-Conventions (README "Feedback and labels"):
+Conventions (docs/stages.md, "feedback_labels"):
 - The suffix names the format: `.csv`, `.jsonl` (or `.ndjson`), `.parquet`.
 - Text is UTF-8, with or without a BOM. A CSV in another encoding declares it in
   its name, before the suffix: `reviews.gb18030.csv` (`gbk` is read as GB18030, its
