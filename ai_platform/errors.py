@@ -236,3 +236,85 @@ class RequestBodyError(PlatformError):
     def __init__(self, message: str, param: str | None = None) -> None:
         self.param = param
         super().__init__(message)
+
+
+# -- Images, registries, archives and templates: one class per failure a caller or a test tells apart (issue 29)
+
+
+class ImageReferenceError(ImageError):
+    """A name given for an image or artifact is not usable as asked: not HOST[:PORT]/REPOSITORY[:TAG][@DIGEST], not
+    named by digest where a digest is required (a base image, an artifact, one manifest of an index), a tag a
+    registry cannot hold, or no tag to push."""
+
+
+class ImageNotFoundError(ImageError):
+    """What a reference names is not there: no such tag in the layout, no such manifest in the registry, a blob
+    file missing from the layout. Pulling or building it first is the remedy."""
+
+
+class NotAnImageLayoutError(ImageNotFoundError):
+    """A folder named as an OCI image layout is not one (it exists, but has neither index.json nor oci-layout)."""
+
+
+class LayoutEntryError(ImageError):
+    """A file of an OCI layout (a blob, index.json) is a symlink, FIFO, folder or other non-regular file; refused
+    unread (a link could lead out, a FIFO would block)."""
+
+
+class MalformedImageError(ImageError):
+    """A manifest, index, image config or layer breaks its format: fails its schema, is larger than such a document
+    may be, names a digest that is not sha256, holds an annotation that is not a count, a layer that is not a tar
+    archive or not an image layer, or more layers than diff_ids."""
+
+
+class PlatformMismatchError(ImageError):
+    """An image (or every manifest of an index) is built for another os/architecture than the platform serves."""
+
+
+class ArtifactTypeError(ImageError):
+    """A sound artifact of another kind than the reader needs: not a stage record, not a prompt bundle, not a model
+    image (exactly one folder under /models)."""
+
+
+class RegistryRefusedError(ImageError):
+    """The registry or its token service answered with a status the exchange does not allow (a 4xx refusal, or
+    another success code than the distribution API names); the message quotes the registry's own error text."""
+
+
+class RegistryProtocolError(ImageError):
+    """An answer breaks the distribution API: a token answer without a token, an upload without a Location, a tag
+    list that is not one."""
+
+
+class UnpackableFolderError(ImageError):
+    """A folder to pack into an image or keep in the registry holds a link or special file, or no file at all."""
+
+
+class UnsafeLayerTitleError(ImageError):
+    """A kept folder's layer names a file outside the folder (empty, absolute, `..`, backslash)."""
+
+
+class DuplicatePromptNameError(PromptError):
+    """Two prompt files of one model compile to the same name, so one bundle cannot hold both."""
+
+
+class MalformedPlaceholderError(PromptError):
+    """A `{{` in message text that does not open `{{ name }}`; `at` is its index in the template."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+        super().__init__("malformed placeholder: expected {{ name }} with name an identifier (write \\{{ for {{)")
+
+
+class ArchiveEscapeError(UnsafeArchiveError):
+    """A member, or a link it is or goes through, leads outside the folder: `..` in its name, an absolute link, a
+    link that resolves outward (also through links extracted after it), a hard link to no file extracted before
+    it, or a chain of links that cannot be followed to its end (a loop, a path too long to look up)."""
+
+
+class ThroughSymlinkError(UnsafeArchiveError):
+    """A member would be written through a symlink: one of its folders, or its own path, is a link."""
+
+
+class SpecialMemberError(UnsafeArchiveError):
+    """A member is a device, FIFO or socket; an archive here holds only files, folders and links."""
