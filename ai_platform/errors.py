@@ -318,3 +318,31 @@ class ThroughSymlinkError(UnsafeArchiveError):
 
 class SpecialMemberError(UnsafeArchiveError):
     """A member is a device, FIFO or socket; an archive here holds only files, folders and links."""
+
+
+class PickleNotAllowedError(WeightsError):
+    """Pickle-based weights (they can run code when loaded) where the spec does not opt in with
+    `source.allow_pickle`; nothing was downloaded or read."""
+
+
+class NoWeightsError(WeightsError):
+    """Nothing to take weights from: a path that is not a folder, a folder without .safetensors (or opted-in pickle)
+    files, or a hub listing where no file matches allow_patterns."""
+
+
+class HubError(WeightsError):
+    """The Hugging Face Hub could not be read or downloaded from (network, credentials, no such repository or
+    revision); the message names the client's own error."""
+
+
+class HubListingError(WeightsError):
+    """The hub's answer cannot hold the files to one commit: no commit sha, a small file without a git blob id, or
+    a download that is not exactly the vetted listing."""
+
+
+class SecondOpinionError(SafetensorsError):
+    """The reference `safetensors` library refuses a file our reader accepted, or sees other tensors in it."""
+
+
+class WeightsManifestError(WeightsError):
+    """A weights manifest is unreadable or of another schema."""

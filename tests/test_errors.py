@@ -225,3 +225,17 @@ def test_a_malformed_placeholder_is_a_prompt_error_where_it_is_rendered() -> Non
     with pytest.raises(MalformedPlaceholderError, match="malformed placeholder") as refused:
         render_messages(document, {"text": "x"})
     assert isinstance(refused.value, PromptError) and refused.value.at == 8
+
+
+def test_a_weights_folder_or_manifest_that_is_not_one_is_told_apart(tmp_path: Path) -> None:
+    from ai_platform.errors import NoWeightsError, WeightsManifestError
+    from ai_platform.weights import manifest
+
+    (tmp_path / "file").write_text("{}")
+    with pytest.raises(NoWeightsError, match="not a folder"):
+        manifest.scan(tmp_path / "file")
+    with pytest.raises(WeightsManifestError, match="not a weights manifest"):
+        manifest.load(tmp_path / "file")
+    (tmp_path / "file").write_text("{")
+    with pytest.raises(WeightsManifestError, match="cannot read manifest"):
+        manifest.load(tmp_path / "file")
