@@ -346,3 +346,34 @@ class SecondOpinionError(SafetensorsError):
 
 class WeightsManifestError(WeightsError):
     """A weights manifest is unreadable or of another schema."""
+
+
+class LabelFormatError(FeedbackError):
+    """A label file's name or bytes ask for what the intake does not take: a name not ending in .csv, .jsonl or
+    .parquet, an encoding other than UTF-8 or GB18030, UTF-16, or a declared encoding on a file that is not CSV."""
+
+
+class LabelEncodingError(FeedbackError):
+    """A label file's bytes are not the encoding it declares (UTF-8, unless its name says GB18030); names the
+    line."""
+
+
+class LabelHeaderError(FeedbackError):
+    """A label file has no header line, or its header (CSV) or columns (Parquet) miss a required field or name an
+    unknown one."""
+
+
+class UnreadableLabelFileError(FeedbackError):
+    """A label file cannot be read: the OS refuses it, or DuckDB cannot read it as the Parquet file it claims to be."""
+
+
+class LabelFileChangedError(FeedbackError):
+    """A label file changed while it was being read; the inbox reads it again once it settles."""
+
+
+class TrustModelFileError(TrustModelError):
+    """A trust model file is unreadable, of another format, or malformed (fields, calibration knots)."""
+
+
+class TooFewLabelsError(TrustModelError):
+    """Too few labeled generations to train or check a trust model, or only one class among them: label more."""
