@@ -377,3 +377,29 @@ class TrustModelFileError(TrustModelError):
 
 class TooFewLabelsError(TrustModelError):
     """Too few labeled generations to train or check a trust model, or only one class among them: label more."""
+
+
+class NoWarehouseYetError(WarehouseError):
+    """A read of a warehouse file nothing has written yet."""
+
+
+class WarehouseBusyError(WarehouseError):
+    """Another process held the warehouse file's lock for longer than the lock timeout; try again when it is
+    closed."""
+
+
+class WarehouseQueryError(WarehouseError):
+    """DuckDB refused a read-only query (a syntax error, no such table or column); the message is DuckDB's."""
+
+
+class MigrationError(WarehouseError):
+    """The schema migrations cannot be applied: they are not numbered 1..n, or one failed."""
+
+
+class MigrationConflictError(MigrationError):
+    """Another process applied the same migration at the same moment (a DuckLake write conflict); reading the
+    schema again finds it current."""
+
+
+class AppliedMigrationChangedError(WarehouseError):
+    """A migration was edited after the warehouse applied it; add a new migration instead."""

@@ -239,3 +239,15 @@ def test_a_weights_folder_or_manifest_that_is_not_one_is_told_apart(tmp_path: Pa
     (tmp_path / "file").write_text("{")
     with pytest.raises(WeightsManifestError, match="cannot read manifest"):
         manifest.load(tmp_path / "file")
+
+
+def test_a_query_duckdb_refuses_is_a_query_error_not_a_missing_warehouse(tmp_path: Path) -> None:
+    from ai_platform.errors import NoWarehouseYetError, WarehouseQueryError
+    from ai_platform.warehouse.file import Warehouse
+
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    with pytest.raises(NoWarehouseYetError):
+        warehouse.query("SELECT 1")
+    warehouse.migrate()
+    with pytest.raises(WarehouseQueryError, match="query failed"):
+        warehouse.query("SELECT * FROM no_such_table")
