@@ -403,3 +403,11 @@ class MigrationConflictError(MigrationError):
 
 class AppliedMigrationChangedError(WarehouseError):
     """A migration was edited after the warehouse applied it; add a new migration instead."""
+
+
+class DemoFolderNotEmptyError(DemoError):
+    """The folder asked for the demo repository already holds files; nothing in it is touched."""
+
+
+class DemoModelCacheError(DemoError):
+    """The cached demo model lacks a file it must have (config, tokenizer, weights)."""
