@@ -1,5 +1,7 @@
 """The one exception tree. Every expected failure is a `PlatformError`, and every one is defined here,
-so a reader sees every way the platform can refuse in one file.
+so a reader sees every way the platform can refuse in one file. There is one class per failure a caller or a
+test tells apart, so nothing tells failures apart by their message, and nothing raises `PlatformError` itself
+(tests/test_errors.py holds the package to both).
 
 The CLI prints `error: <message>` for these and exits 1; anything else is a bug
 and keeps its traceback.
@@ -124,7 +126,8 @@ class UnsafeArchiveError(PlatformError):
 
 
 class DigestMismatchError(ImageError):
-    """A manifest or blob does not hash to the digest asked for, or the registry names another digest for it."""
+    """A manifest, blob or layer does not hash to (or is not the size named for) the digest it is held to, the
+    registry names or stores it under another digest, or a file to pack no longer matches its verified sha256."""
 
 
 class RegistryAuthError(ImageError):
