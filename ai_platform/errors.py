@@ -241,7 +241,8 @@ class RequestBodyError(PlatformError):
         super().__init__(message)
 
 
-# -- Images, registries, archives and templates: one class per failure a caller or a test tells apart (issue 29)
+# -- One class per failure a caller or a test tells apart (issue 29): images, registries, archives, templates,
+# weights, label files, trust models, the warehouse, the demo
 
 
 class ImageReferenceError(ImageError):
