@@ -1,5 +1,7 @@
 """The one exception tree. Every expected failure is a `PlatformError`, and every one is defined here,
-so a reader sees every way the platform can refuse in one file.
+so a reader sees every way the platform can refuse in one file. There is one class per failure a caller or a
+test tells apart, so nothing tells failures apart by their message, and nothing raises `PlatformError` itself
+(tests/test_errors.py holds the package to both).
 
 The CLI prints `error: <message>` for these and exits 1; anything else is a bug
 and keeps its traceback.
@@ -124,7 +126,8 @@ class UnsafeArchiveError(PlatformError):
 
 
 class DigestMismatchError(ImageError):
-    """A manifest or blob does not hash to the digest asked for, or the registry names another digest for it."""
+    """A manifest, blob or layer does not hash to (or is not the size named for) the digest it is held to, the
+    registry names or stores it under another digest, or a file to pack no longer matches its verified sha256."""
 
 
 class RegistryAuthError(ImageError):
@@ -236,3 +239,179 @@ class RequestBodyError(PlatformError):
     def __init__(self, message: str, param: str | None = None) -> None:
         self.param = param
         super().__init__(message)
+
+
+# -- One class per failure a caller or a test tells apart (issue 29): images, registries, archives, templates,
+# weights, label files, trust models, the warehouse, the demo
+
+
+class ImageReferenceError(ImageError):
+    """A name given for an image or artifact is not usable as asked: not HOST[:PORT]/REPOSITORY[:TAG][@DIGEST], not
+    named by digest where a digest is required (a base image, an artifact, one manifest of an index), a tag a
+    registry cannot hold, or no tag to push."""
+
+
+class ImageNotFoundError(ImageError):
+    """What a reference names is not there: no such tag in the layout, no such manifest in the registry, a blob
+    file missing from the layout. Pulling or building it first is the remedy."""
+
+
+class NotAnImageLayoutError(ImageNotFoundError):
+    """A folder named as an OCI image layout is not one (it exists, but has neither index.json nor oci-layout)."""
+
+
+class LayoutEntryError(ImageError):
+    """A file of an OCI layout (a blob, index.json) is a symlink, FIFO, folder or other non-regular file; refused
+    unread (a link could lead out, a FIFO would block)."""
+
+
+class MalformedImageError(ImageError):
+    """A manifest, index, image config or layer breaks its format: fails its schema, is larger than such a document
+    may be, names a digest that is not sha256, holds an annotation that is not a count, a layer that is not a tar
+    archive or not an image layer, or more layers than diff_ids."""
+
+
+class PlatformMismatchError(ImageError):
+    """An image (or every manifest of an index) is built for another os/architecture than the platform serves."""
+
+
+class ArtifactTypeError(ImageError):
+    """A sound artifact of another kind than the reader needs: not a stage record, not a prompt bundle, not a model
+    image (exactly one folder under /models)."""
+
+
+class RegistryRefusedError(ImageError):
+    """The registry or its token service answered with a status the exchange does not allow (a 4xx refusal, or
+    another success code than the distribution API names); the message quotes the registry's own error text."""
+
+
+class RegistryProtocolError(ImageError):
+    """An answer breaks the distribution API: a token answer without a token, an upload without a Location, a tag
+    list that is not one."""
+
+
+class UnpackableFolderError(ImageError):
+    """A folder to pack into an image or keep in the registry holds a link or special file, or no file at all."""
+
+
+class UnsafeLayerTitleError(ImageError):
+    """A kept folder's layer names a file outside the folder (empty, absolute, `..`, backslash)."""
+
+
+class DuplicatePromptNameError(PromptError):
+    """Two prompt files of one model compile to the same name, so one bundle cannot hold both."""
+
+
+class MalformedPlaceholderError(PromptError):
+    """A `{{` in message text that does not open `{{ name }}`; `at` is its index in the template."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+        super().__init__("malformed placeholder: expected {{ name }} with name an identifier (write \\{{ for {{)")
+
+
+class ArchiveEscapeError(UnsafeArchiveError):
+    """A member, or a link it is or goes through, leads outside the folder: `..` in its name, an absolute link, a
+    link that resolves outward (also through links extracted after it), a hard link to no file extracted before
+    it, or a chain of links that cannot be followed to its end (a loop, a path too long to look up)."""
+
+
+class ThroughSymlinkError(UnsafeArchiveError):
+    """A member would be written through a symlink: one of its folders, or its own path, is a link."""
+
+
+class SpecialMemberError(UnsafeArchiveError):
+    """A member is a device, FIFO or socket; an archive here holds only files, folders and links."""
+
+
+class PickleNotAllowedError(WeightsError):
+    """Pickle-based weights (they can run code when loaded) where the spec does not opt in with
+    `source.allow_pickle`; nothing was downloaded or read."""
+
+
+class NoWeightsError(WeightsError):
+    """Nothing to take weights from: a path that is not a folder, a folder without .safetensors (or opted-in pickle)
+    files, or a hub listing where no file matches allow_patterns."""
+
+
+class HubError(WeightsError):
+    """The Hugging Face Hub could not be read or downloaded from (network, credentials, no such repository or
+    revision); the message names the client's own error."""
+
+
+class HubListingError(WeightsError):
+    """The hub's answer cannot hold the files to one commit: no commit sha, a small file without a git blob id, or
+    a download that is not exactly the vetted listing."""
+
+
+class SecondOpinionError(SafetensorsError):
+    """The reference `safetensors` library refuses a file our reader accepted, or sees other tensors in it."""
+
+
+class WeightsManifestError(WeightsError):
+    """A weights manifest is unreadable or of another schema."""
+
+
+class LabelFormatError(FeedbackError):
+    """A label file's name or bytes ask for what the intake does not take: a name not ending in .csv, .jsonl or
+    .parquet, an encoding other than UTF-8 or GB18030, UTF-16, or a declared encoding on a file that is not CSV."""
+
+
+class LabelEncodingError(FeedbackError):
+    """A label file's bytes are not the encoding it declares (UTF-8, unless its name says GB18030); names the
+    line."""
+
+
+class LabelHeaderError(FeedbackError):
+    """A label file has no header line, or its header (CSV) or columns (Parquet) miss a required field or name an
+    unknown one."""
+
+
+class UnreadableLabelFileError(FeedbackError):
+    """A label file cannot be read: the OS refuses it, or DuckDB cannot read it as the Parquet file it claims to be."""
+
+
+class LabelFileChangedError(FeedbackError):
+    """A label file changed while it was being read; the inbox reads it again once it settles."""
+
+
+class TrustModelFileError(TrustModelError):
+    """A trust model file is unreadable, of another format, or malformed (fields, calibration knots)."""
+
+
+class TooFewLabelsError(TrustModelError):
+    """Too few labeled generations to train or check a trust model, or only one class among them: label more."""
+
+
+class NoWarehouseYetError(WarehouseError):
+    """A read of a warehouse file nothing has written yet."""
+
+
+class WarehouseBusyError(WarehouseError):
+    """Another process held the warehouse file's lock for longer than the lock timeout; try again when it is
+    closed."""
+
+
+class WarehouseQueryError(WarehouseError):
+    """DuckDB refused a read-only query (a syntax error, no such table or column); the message is DuckDB's."""
+
+
+class MigrationError(WarehouseError):
+    """The schema migrations cannot be applied: they are not numbered 1..n, or one failed."""
+
+
+class MigrationConflictError(MigrationError):
+    """Another process applied the same migration at the same moment (a DuckLake write conflict); reading the
+    schema again finds it current."""
+
+
+class AppliedMigrationChangedError(WarehouseError):
+    """A migration was edited after the warehouse applied it; add a new migration instead."""
+
+
+class DemoFolderNotEmptyError(DemoError):
+    """The folder asked for the demo repository already holds files; nothing in it is touched."""
+
+
+class DemoModelCacheError(DemoError):
+    """The cached demo model lacks a file it must have (config, tokenizer, weights)."""

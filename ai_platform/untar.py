@@ -18,7 +18,8 @@ checks of our own that use neither realpath nor the order of members:
   a chain that only leads out after a later member (a -> l/../x, then l -> .)
   is caught.
 
-Any refusal is an UnsafeArchiveError; callers extract into a temporary
+Any refusal is an UnsafeArchiveError, of the class that names its cause
+(ArchiveEscapeError, ThroughSymlinkError, SpecialMemberError); callers extract into a temporary
 folder and move it into place only when the whole archive passed.
 """
 
@@ -29,13 +30,14 @@ import stat
 import tarfile
 from pathlib import Path
 
-from ai_platform.errors import UnsafeArchiveError
+from ai_platform.errors import ArchiveEscapeError, SpecialMemberError, ThroughSymlinkError, UnsafeArchiveError
 
 MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
 
 
-class _Refused(Exception):
-    """A problem with one path, turned into an UnsafeArchiveError that names the archive."""
+def _again(exc: UnsafeArchiveError, message: str) -> UnsafeArchiveError:
+    """The same refusal (its class), told in a wider `message`."""
+    return type(exc)(message)
 
 
 def _resolve(root: str, parts: list[str]) -> list[str]:
@@ -47,7 +49,7 @@ def _resolve(root: str, parts: list[str]) -> list[str]:
             continue
         if part == "..":
             if not done:
-                raise _Refused("leads outside the folder it is extracted to")
+                raise ArchiveEscapeError("leads outside the folder it is extracted to")
             done.pop()
             continue
         here = os.path.join(root, *done, part)
@@ -57,28 +59,28 @@ def _resolve(root: str, parts: list[str]) -> list[str]:
             done.append(part)  # not there (yet): the rest of the path is taken as written
             continue
         except OSError as exc:  # a path too long to look up is too long to trust
-            raise _Refused(f"cannot be checked ({exc.strerror})") from None
+            raise ArchiveEscapeError(f"cannot be checked ({exc.strerror})") from None
         if not stat.S_ISLNK(mode):
             done.append(part)
             continue
         links += 1
         if links > MAX_LINKS:
-            raise _Refused(f"goes through more than {MAX_LINKS} symlinks (a loop)")
+            raise ArchiveEscapeError(f"goes through more than {MAX_LINKS} symlinks (a loop)")
         target = os.readlink(here)
         if target.startswith("/"):
-            raise _Refused("leads outside the folder it is extracted to (through an absolute symlink)")
+            raise ArchiveEscapeError("leads outside the folder it is extracted to (through an absolute symlink)")
         pending.extend(reversed(target.split("/")))
     return done
 
 
 def _check_member(member: tarfile.TarInfo, root: str) -> None:
     if member.isdev():  # character and block devices and FIFOs
-        raise _Refused("is a device or FIFO; an archive here holds only files, folders and links")
+        raise SpecialMemberError("is a device or FIFO; an archive here holds only files, folders and links")
     if (member.issym() or member.islnk()) and member.linkname.startswith("/"):
-        raise _Refused(f"links to the absolute path {member.linkname!r}")
+        raise ArchiveEscapeError(f"links to the absolute path {member.linkname!r}")
     parts = [p for p in member.name.split("/") if p not in ("", ".")]
     if ".." in parts:
-        raise _Refused("has '..' in its name")
+        raise ArchiveEscapeError("has '..' in its name")
     for depth in range(1, len(parts) + 1):
         here = os.path.join(root, *parts[:depth])
         try:
@@ -86,21 +88,21 @@ def _check_member(member: tarfile.TarInfo, root: str) -> None:
         except (FileNotFoundError, NotADirectoryError):
             break  # nothing on disk from here down
         except OSError as exc:
-            raise _Refused(f"cannot be checked ({exc.strerror})") from None
+            raise ArchiveEscapeError(f"cannot be checked ({exc.strerror})") from None
         if stat.S_ISLNK(mode) and (depth < len(parts) or not member.issym()):
-            raise _Refused(f"would be written through the symlink {'/'.join(parts[:depth])!r}")
+            raise ThroughSymlinkError(f"would be written through the symlink {'/'.join(parts[:depth])!r}")
     if member.issym():
         try:
             _resolve(root, [*parts[:-1], *member.linkname.split("/")])
-        except _Refused as exc:
-            raise _Refused(f"is a symlink to {member.linkname!r}, which {exc}") from None
+        except UnsafeArchiveError as exc:
+            raise _again(exc, f"is a symlink to {member.linkname!r}, which {exc}") from None
     elif member.islnk():
         try:
             target = _resolve(root, member.linkname.split("/"))
-        except _Refused as exc:
-            raise _Refused(f"is a hard link to {member.linkname!r}, which {exc}") from None
+        except UnsafeArchiveError as exc:
+            raise _again(exc, f"is a hard link to {member.linkname!r}, which {exc}") from None
         if not os.path.isfile(os.path.join(root, *target)) or os.path.islink(os.path.join(root, *target)):
-            raise _Refused(f"is a hard link to {member.linkname!r}, which is not a file extracted before it")
+            raise ArchiveEscapeError(f"is a hard link to {member.linkname!r}, which is not a file extracted before it")
 
 
 def _check_tree(root: str) -> None:
@@ -113,11 +115,13 @@ def _check_tree(root: str) -> None:
             if stat.S_ISLNK(mode):
                 try:
                     _resolve(root, relative.split(os.sep))
-                except _Refused as exc:
+                except UnsafeArchiveError as exc:
                     link = os.readlink(path)
-                    raise _Refused(f"{relative!r} -> {link!r} {exc} (through the links extracted after it)") from None
+                    raise _again(
+                        exc, f"{relative!r} -> {link!r} {exc} (through the links extracted after it)"
+                    ) from None
             elif not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                raise _Refused(f"{relative!r} is a device, FIFO or socket")
+                raise SpecialMemberError(f"{relative!r} is a device, FIFO or socket")
 
 
 def extract(tar: tarfile.TarFile, dest: Path, what: str) -> None:
@@ -132,14 +136,14 @@ def extract(tar: tarfile.TarFile, dest: Path, what: str) -> None:
         try:
             _check_member(member, root)  # first: tarfile's own answer to a device is less clear
             filtered = tarfile.data_filter(member, path)
-        except _Refused as exc:
-            raise UnsafeArchiveError(f"{what}: {member.name!r} {exc}; nothing was extracted") from None
-        except tarfile.FilterError as exc:
+        except UnsafeArchiveError as exc:
+            raise _again(exc, f"{what}: {member.name!r} {exc}; nothing was extracted") from None
+        except tarfile.FilterError as exc:  # what our checks, run first, did not see: no subclass claims it
             raise UnsafeArchiveError(f"{what}: {exc}; nothing was extracted") from None
         return filtered
 
     tar.extractall(dest, filter=check)
     try:
         _check_tree(root)
-    except _Refused as exc:
-        raise UnsafeArchiveError(f"{what}: {exc}; nothing was extracted") from None
+    except UnsafeArchiveError as exc:
+        raise _again(exc, f"{what}: {exc}; nothing was extracted") from None

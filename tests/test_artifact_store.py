@@ -11,7 +11,7 @@ import pytest
 from conftest import LocalRegistry
 
 from ai_platform.artifacts import ArtifactStore, FolderStore, canonical_json, sha256_hex
-from ai_platform.errors import ImageError, MissingArtifactError
+from ai_platform.errors import MissingArtifactError, UnsafeLayerTitleError
 from ai_platform.oci.store import FOLDER, REPOSITORY, RegistryStore
 
 
@@ -89,7 +89,7 @@ def test_registry_folder_with_a_title_outside_it_is_refused(registry: LocalRegis
         "annotations": {"org.opencontainers.image.title": "../../escaped"},
     }
     digest = store._put_manifest(None, FOLDER, [layer], {})
-    with pytest.raises(ImageError, match="outside the folder"):
+    with pytest.raises(UnsafeLayerTitleError, match="outside the folder"):
         store.folder(f"{store.where}@{digest}")
     assert not (tmp_path / "escaped").exists() and not (tmp_path / "cache" / "escaped").exists()
 

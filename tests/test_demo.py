@@ -14,7 +14,7 @@ from ai_platform.config import load_platform
 from ai_platform.demo import cache as demo_cache
 from ai_platform.demo import model as demo_model
 from ai_platform.demo.repo import init
-from ai_platform.errors import DemoError
+from ai_platform.errors import DemoFolderNotEmptyError
 from ai_platform.platform_repo import resolve
 
 
@@ -108,6 +108,6 @@ def test_eval_cases_are_held_out_from_training() -> None:
 
 def test_refuses_a_non_empty_folder(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("mine")
-    with pytest.raises(DemoError, match="not empty"):
+    with pytest.raises(DemoFolderNotEmptyError, match="not empty"):
         init(tmp_path)
     assert (tmp_path / "keep.txt").read_text() == "mine"

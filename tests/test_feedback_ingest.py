@@ -20,7 +20,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from ai_platform.demo.reviewers import write_labels
-from ai_platform.errors import FeedbackError
+from ai_platform.errors import (
+    FeedbackError,
+    LabelEncodingError,
+    LabelFormatError,
+    LabelHeaderError,
+    UnreadableLabelFileError,
+)
 from ai_platform.feedback import formats, readers
 from ai_platform.feedback.checks import UNKNOWN_FOR_NOW, row_checks
 from ai_platform.feedback.formats import FIELDS
@@ -259,11 +265,11 @@ def test_gb18030_declared_in_the_name(tmp_path: Path) -> None:
 
     undeclared = tmp_path / "2026-01-reviewer-wang.csv"  # the same bytes, without the declaration
     undeclared.write_bytes(text.encode("gb18030"))
-    with pytest.raises(FeedbackError, match=r"line 2: not valid UTF-8; a GB18030 file must say so in its name"):
+    with pytest.raises(LabelEncodingError, match=r"line 2: not valid UTF-8; a GB18030 file must say so in its name"):
         ingest_file(undeclared, wh)
     bad = tmp_path / "broken.gb18030.csv"
     bad.write_bytes(text.encode("gb18030") + b"\x81\n")
-    with pytest.raises(FeedbackError, match="not valid GB18030"):
+    with pytest.raises(LabelEncodingError, match="not valid GB18030"):
         ingest_file(bad, wh)
 
 
@@ -295,10 +301,10 @@ def test_parquet(tmp_path: Path) -> None:
     assert report.reasons == {"labeled_at has no time zone": 3, "missing reviewer": 1}
 
     pq.write_table(pa.table({"generation_id": ["g"], "label": ["correct"]}), tmp_path / "narrow.parquet")
-    with pytest.raises(FeedbackError, match="missing reviewer, labeled_at"):
+    with pytest.raises(LabelHeaderError, match="missing reviewer, labeled_at"):
         ingest_file(tmp_path / "narrow.parquet", wh)
     (tmp_path / "fake.parquet").write_bytes(b"PAR1 not really")
-    with pytest.raises(FeedbackError, match="not a readable Parquet file"):
+    with pytest.raises(UnreadableLabelFileError, match="not a readable Parquet file"):
         ingest_file(tmp_path / "fake.parquet", wh)
 
 
@@ -359,21 +365,29 @@ def test_the_demo_reviewers_label_files(tmp_path: Path) -> None:
 
 def test_files_refused_whole(tmp_path: Path) -> None:
     wh = warehouse(tmp_path / "w.duckdb")
-    cases = {
-        "labels.txt": (b"x", "not a label file"),
-        "empty.csv": (b"", "line 1: expected the header"),
-        "blank-first.csv": (b"\ngeneration_id,reviewer,label,labeled_at\n", "line 1: expected the header"),
-        "no-header.csv": (b"gen-001,ana,correct,,2026-01-06T10:00:00Z\n", "missing generation_id, reviewer"),
-        "extra.csv": (b"generation_id,reviewer,label,labeled_at,model\n", "unknown 'model'"),
-        "utf16.csv": ("generation_id\n".encode("utf-16"), "UTF-16 is not supported"),
-        "gb.jsonl": (b"{}", "only CSV may declare"),
+    cases: dict[str, tuple[bytes, type[FeedbackError], str]] = {
+        "labels.txt": (b"x", LabelFormatError, "not a label file"),
+        "empty.csv": (b"", LabelHeaderError, "line 1: expected the header"),
+        "blank-first.csv": (
+            b"\ngeneration_id,reviewer,label,labeled_at\n",
+            LabelHeaderError,
+            "line 1: expected the header",
+        ),
+        "no-header.csv": (
+            b"gen-001,ana,correct,,2026-01-06T10:00:00Z\n",
+            LabelHeaderError,
+            "missing generation_id, reviewer",
+        ),
+        "extra.csv": (b"generation_id,reviewer,label,labeled_at,model\n", LabelHeaderError, "unknown 'model'"),
+        "utf16.csv": ("generation_id\n".encode("utf-16"), LabelFormatError, "UTF-16 is not supported"),
+        "gb.jsonl": (b"{}", LabelFormatError, "only CSV may declare"),
     }
-    for name, (data, message) in cases.items():
+    for name, (data, refusal, message) in cases.items():
         target = tmp_path / (name if name != "gb.jsonl" else "labels.gb18030.jsonl")
         target.write_bytes(data)
-        with pytest.raises(FeedbackError, match=message):
+        with pytest.raises(refusal, match=message):
             ingest_file(target, wh)
-    with pytest.raises(FeedbackError, match="cannot read"):
+    with pytest.raises(UnreadableLabelFileError, match="cannot read"):
         ingest_file(tmp_path / "missing.csv", wh)
     assert wh.query("SELECT count(*) FROM feedback_files")[1] == [(0,)]
 

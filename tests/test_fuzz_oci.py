@@ -31,7 +31,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_registry_trust import Server, _Handler, running
 
-from ai_platform.errors import ImageError, PlatformError
+from ai_platform.errors import (
+    DigestMismatchError,
+    LayoutEntryError,
+    MalformedImageError,
+    PlatformError,
+    RegistryProtocolError,
+    RegistryRefusedError,
+)
 from ai_platform.image.base import read as read_base
 from ai_platform.image.unpack import unpack
 from ai_platform.oci.documents import MAX_DOCUMENT
@@ -288,7 +295,7 @@ def test_a_blob_that_is_not_a_regular_file_in_the_layout(place: Path, which: int
         os.mkfifo(path)
     else:
         path.mkdir()
-    with pytest.raises(ImageError, match=r"not a regular file|missing"):
+    with pytest.raises(LayoutEntryError, match="not a regular file"):
         opening_only(place, [layout.root], lambda: layout.read_blob(sha(blob)))
 
 
@@ -360,7 +367,7 @@ def test_a_blob_longer_than_its_descriptor_says_is_refused_at_that_size(
     registry.serve(f"/v2/m/blobs/{sha(b'{}')}", b"{}")
     registry.serve(f"/v2/m/blobs/{sha(blob)}", blob + extra)
     layout = OciLayout(place / f"pulled-{next(_serial)}")
-    with pytest.raises(ImageError, match=f"more than the {len(blob)} bytes"):
+    with pytest.raises(DigestMismatchError, match=f"more than the {len(blob)} bytes"):
         pull(Reference(registry.host, "m", digest=sha(body)), layout)
     assert not layout.has_blob(sha(blob))
 
@@ -378,7 +385,7 @@ def test_a_token_answer_that_is_not_a_token(registry: Server, place: Path, answe
     registry.serve("/realm", answer)
     try:
         client = RegistryClient(registry.host)
-        with pytest.raises(ImageError, match=r"token request to .*: the answer is not"):
+        with pytest.raises(RegistryProtocolError, match=r"token request to .*: the answer is not"):
             client.request("GET", "/v2/", expect=(200,))
     finally:
         registry.challenge = None
@@ -391,7 +398,9 @@ def test_an_error_answer_of_any_shape_is_named(registry: Server, answer: bytes) 
     client = RegistryClient(registry.host)
     try:
         registry.serve("/v2/m/manifests/v1", answer)
-        with pytest.raises(ImageError, match="HTTP 200"):  # 200 where a 201 was expected: refused, body quoted
+        with pytest.raises(
+            RegistryRefusedError, match="HTTP 200"
+        ):  # 200 where a 201 was expected: refused, body quoted
             client.request("GET", "/v2/m/manifests/v1", expect=(201,))
     finally:
         client.close()
@@ -402,7 +411,7 @@ def test_a_manifest_answer_without_end_is_cut_off(registry: Server, place: Path)
     registry.answers.clear()
     registry.serve("/v2/m/manifests/huge", b" " * (64 * 1024 * 1024), Content_Type=MANIFEST)
     layout = OciLayout(place / "pulled")
-    with pytest.raises(ImageError, match=f"more than (the )?{MAX_DOCUMENT} bytes"):
+    with pytest.raises(MalformedImageError, match=f"more than (the )?{MAX_DOCUMENT} bytes"):
         pull(Reference(registry.host, "m", tag="huge"), layout)
     while (sent := registry.sent.get(timeout=60))[0] != "/v2/m/manifests/huge":  # type: ignore[attr-defined]
         pass

@@ -15,7 +15,16 @@ from pathlib import Path
 import pytest
 from conftest import LocalRegistry
 
-from ai_platform.errors import ImageError, UnsafeArchiveError
+from ai_platform.errors import (
+    ArchiveEscapeError,
+    DigestMismatchError,
+    ImageReferenceError,
+    NotAnImageLayoutError,
+    PlatformMismatchError,
+    SpecialMemberError,
+    ThroughSymlinkError,
+    UnsafeArchiveError,
+)
 from ai_platform.image.base import BASE_DIGEST, BASE_LAYERS, BASE_NAME, fetch
 from ai_platform.image.build import LAYER, build
 from ai_platform.image.unpack import unpack
@@ -96,7 +105,7 @@ def test_kernel_copy_and_plain_copy_store_the_same_bytes(
 def test_weights_that_differ_from_the_verified_hash_are_refused(model: Path, tmp_path: Path) -> None:
     hashes = known(model)
     hashes["model.safetensors"] = "0" * 64
-    with pytest.raises(ImageError, match=r"model\.safetensors: sha256 .* != verified"):
+    with pytest.raises(DigestMismatchError, match=r"model\.safetensors: sha256 .* != verified"):
         make(OciLayout(tmp_path / "layout"), model, known_sha256=hashes)
     leftovers = list((tmp_path / "layout/blobs/sha256").iterdir())
     assert all(p.name.startswith(".") is False for p in leftovers)  # no half-written upload remains
@@ -154,16 +163,16 @@ def test_chunked_push_and_verified_pull(model: Path, tmp_path: Path, registry: L
     good = data.read_bytes()
     data.write_bytes(good[:-1] + b"\x01")
     try:
-        with pytest.raises(ImageError, match="hashes to"):
+        with pytest.raises(DigestMismatchError, match="hashes to"):
             pull(ref, OciLayout(tmp_path / "pulled-again"))
     finally:
         data.write_bytes(good)  # the registry is the session's: later tests push and pull this blob too
 
 
 def test_bad_references_and_layouts_are_clear_errors(tmp_path: Path) -> None:
-    with pytest.raises(ImageError, match="not an image reference"):
+    with pytest.raises(ImageReferenceError, match="not an image reference"):
         Reference.parse("no-repository")
-    with pytest.raises(ImageError, match="not an OCI image layout"):
+    with pytest.raises(NotAnImageLayoutError, match="not an OCI image layout"):
         push(OciLayout(tmp_path / "missing"), None, Reference.parse("127.0.0.1:1/x/y:z"))
 
 
@@ -270,11 +279,11 @@ def test_a_base_image_goes_under_the_model_for_a_kserve_modelcar(
 def test_a_base_must_be_pinned_and_fit_the_platform(tmp_path: Path, registry: LocalRegistry) -> None:
     base_ref, _ = _push_base(registry, tmp_path)
     layout = OciLayout(tmp_path / "layout")
-    with pytest.raises(ImageError, match="by digest"):
+    with pytest.raises(ImageReferenceError, match="by digest"):
         fetch(layout, f"{registry.host}/library/busybox:amd64")
     arm64 = Reference.parse(f"{registry.host}/library/busybox:arm64")
     pinned = pull(arm64, OciLayout(tmp_path / "probe")).digest
-    with pytest.raises(ImageError, match="linux/arm64 image, not linux/amd64"):
+    with pytest.raises(PlatformMismatchError, match="linux/arm64 image, not linux/amd64"):
         fetch(layout, f"{registry.host}/library/busybox@{pinned}")
     assert base_ref.startswith(registry.host)
 
@@ -314,20 +323,22 @@ def long_path_escape() -> bytes:
     return tar_of(*members)
 
 
-ESCAPES = {
-    "symlink": (tar_of(member("link", tarfile.SYMTYPE, "../outside/secret")), "leads outside"),
-    "hardlink": (tar_of(member("hard", tarfile.LNKTYPE, "../outside/secret")), "leads outside"),
+ESCAPES: dict[str, tuple[bytes, type[UnsafeArchiveError], str]] = {
+    "symlink": (tar_of(member("link", tarfile.SYMTYPE, "../outside/secret")), ArchiveEscapeError, "leads outside"),
+    "hardlink": (tar_of(member("hard", tarfile.LNKTYPE, "../outside/secret")), ArchiveEscapeError, "leads outside"),
     "link-chain": (  # `a` is checked while `l` does not exist yet; then l -> . makes a -> ../outside
         tar_of(member("a", tarfile.SYMTYPE, "l/../outside/secret"), member("l", tarfile.SYMTYPE, ".")),
+        ArchiveEscapeError,
         "leads outside",
     ),
     "through-symlink-dir": (
         tar_of(member("sub", tarfile.DIRTYPE), member("dir", tarfile.SYMTYPE, "sub"), member("dir/file")),
+        ThroughSymlinkError,
         "through the symlink 'dir'",
     ),
-    "long-path": (long_path_escape(), "through the symlink"),
-    "device": (tar_of(member("null", tarfile.CHRTYPE)), "a device or FIFO"),
-    "fifo": (tar_of(member("pipe", tarfile.FIFOTYPE)), "a device or FIFO"),
+    "long-path": (long_path_escape(), ThroughSymlinkError, "through the symlink"),
+    "device": (tar_of(member("null", tarfile.CHRTYPE)), SpecialMemberError, "a device or FIFO"),
+    "fifo": (tar_of(member("pipe", tarfile.FIFOTYPE)), SpecialMemberError, "a device or FIFO"),
 }
 
 
@@ -339,12 +350,12 @@ def image_of_layer(layout: OciLayout, layer: bytes) -> str:
 
 @pytest.mark.parametrize("case", list(ESCAPES))
 def test_a_layer_that_reaches_outside_is_refused_and_nothing_is_left(tmp_path: Path, case: str) -> None:
-    layer, reason = ESCAPES[case]
+    layer, refusal, reason = ESCAPES[case]
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside/secret").write_text("keep")
     layout = OciLayout(tmp_path / "layout")
     digest = image_of_layer(layout, layer)
-    with pytest.raises(UnsafeArchiveError, match=reason) as refused:
+    with pytest.raises(refusal, match=reason) as refused:
         unpack(layout, digest, tmp_path / "serve")
     assert str(refused.value).startswith(f"layer {layout.manifest(digest)['layers'][0]['digest']}: ")
     assert str(refused.value).endswith("; nothing was extracted")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_platform.errors import ConfigError, PlatformRepoError, UnknownRefError, UnsafeArchiveError
+from ai_platform.errors import ArchiveEscapeError, ConfigError, PlatformRepoError, UnknownRefError
 from ai_platform.platform_repo import config_at, export, git, load_at, model_names, resolve
 
 
@@ -86,6 +86,6 @@ def test_a_commit_whose_links_lead_out_of_the_snapshot_is_refused(
     git(own_demo_repo, "commit", "--quiet", "-m", "links")
     sha = resolve(own_demo_repo).sha
     dest = tmp_path / "snapshots" / sha
-    with pytest.raises(UnsafeArchiveError, match=rf"^git archive of {sha}: .* leads outside the folder"):
+    with pytest.raises(ArchiveEscapeError, match=rf"^git archive of {sha}: .* leads outside the folder"):
         export(own_demo_repo, sha, dest)
     assert list((tmp_path / "snapshots").iterdir()) == [], "no snapshot and no half-extracted one"

@@ -15,7 +15,7 @@ import pytest
 
 from ai_platform.artifacts import FolderStore
 from ai_platform.config import Trust
-from ai_platform.errors import TrustModelError
+from ai_platform.errors import TooFewLabelsError, TrustModelError, TrustModelFileError
 from ai_platform.trust.features import FEATURES, features
 from ai_platform.trust.model import TrustModel
 from ai_platform.trust.promote import promote
@@ -180,7 +180,7 @@ def test_isotonic_calibration_is_kept_only_where_it_lowers_the_holdout_ece(tmp_p
     assert m["ece"] == min(m["ece_isotonic"], m["ece_uncalibrated"])
     loaded = TrustModel.from_bytes(candidate.model.to_bytes(), "row")
     assert loaded.calibration == candidate.model.calibration
-    with pytest.raises(TrustModelError, match="malformed calibration"):
+    with pytest.raises(TrustModelFileError, match="malformed calibration"):
         TrustModel.from_bytes(json.dumps({**json.loads(candidate.model.to_bytes()), "calibration": [[1, 0], [0]]}), "x")
 
 
@@ -212,17 +212,17 @@ def test_saved_model_is_json_scored_without_sklearn_and_pickles_are_refused(tmp_
     assert loaded.score(features(row)) == trained.model.score(features(row))
     assert 0.0 < loaded.score({}) < 1.0  # every feature missing: imputed, not a crash
     (tmp_path / "model.pkl").write_bytes(pickle.dumps({"format": "ai-platform.trust-model/v1"}))
-    with pytest.raises(TrustModelError, match="cannot read"):
+    with pytest.raises(TrustModelFileError, match="cannot read"):
         TrustModel.load(tmp_path / "model.pkl")
     (tmp_path / "other.json").write_text('{"format": "sklearn"}')
-    with pytest.raises(TrustModelError, match="not a trust model"):
+    with pytest.raises(TrustModelFileError, match="not a trust model"):
         TrustModel.load(tmp_path / "other.json")
 
 
 def test_too_few_labels_is_a_clear_error(tmp_path: Path) -> None:
     warehouse = seed_warehouse(tmp_path / "w.duckdb", BOUNDS.min_labels - 1, random.Random(3))
     seed_warehouse(warehouse, 100, random.Random(3), model="other", prefix="o")  # another model's labels do not count
-    with pytest.raises(TrustModelError, match=f"m: {BOUNDS.min_labels - 1} labeled generations; .* at least 20"):
+    with pytest.raises(TooFewLabelsError, match=f"m: {BOUNDS.min_labels - 1} labeled generations; .* at least 20"):
         train(warehouse, FolderStore(tmp_path / "artifacts"), "m", BOUNDS)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ai_platform.errors import WarehouseError
+from ai_platform.errors import AppliedMigrationChangedError, NoWarehouseYetError, WarehouseBusyError
 from ai_platform.warehouse import TABLES, VIEWS, Warehouse, migrations
 
 
@@ -61,7 +61,7 @@ def test_edited_migration_is_refused(tmp_path: Path) -> None:
     con = duckdb.connect(str(path))
     con.execute("UPDATE schema_migrations SET checksum = 'x' WHERE version = 1")
     con.close()
-    with pytest.raises(WarehouseError, match="was changed after it was applied"):
+    with pytest.raises(AppliedMigrationChangedError, match="was changed after it was applied"):
         Warehouse(path).migrate()
 
 
@@ -101,7 +101,7 @@ def test_views_answer_analyst_questions(tmp_path: Path) -> None:
 
 
 def test_read_of_missing_warehouse_is_clear(tmp_path: Path) -> None:
-    with pytest.raises(WarehouseError, match="no warehouse here yet"):
+    with pytest.raises(NoWarehouseYetError, match="no warehouse here yet"):
         Warehouse(tmp_path / "none.duckdb").query("SELECT 1")
 
 
@@ -171,7 +171,7 @@ def test_writer_gives_up_with_a_clear_error(tmp_path: Path) -> None:
     holder = hold_open(path, 5)
     try:
         with (
-            pytest.raises(WarehouseError, match="another process held the warehouse"),
+            pytest.raises(WarehouseBusyError, match="another process held the warehouse"),
             Warehouse(path, lock_timeout_s=0.5).write(),
         ):
             pass

@@ -21,7 +21,7 @@ from fake_hub import FakeHub, git_blob_id, serve
 from safetensors.numpy import save
 
 from ai_platform.config import HubSource
-from ai_platform.errors import UnsafeRepoPathError, WeightsError
+from ai_platform.errors import HubError, HubListingError, PickleNotAllowedError, UnsafeRepoPathError
 from ai_platform.platform_repo import git
 from ai_platform.specs import snapshot_model_spec
 from ai_platform.weights import hub
@@ -98,7 +98,7 @@ def test_a_listing_that_leaves_the_snapshot_is_refused_before_any_download(
 
 
 def test_pickles_in_the_allowed_files_are_refused_before_any_download(fake_hub: FakeHub, tmp_path: Path) -> None:
-    with pytest.raises(WeightsError, match=r"pickle-based weights are refused \(pytorch_model\.bin\)"):
+    with pytest.raises(PickleNotAllowedError, match=r"pickle-based weights are refused \(pytorch_model\.bin\)"):
         hub.download(source(allow_patterns=["*.safetensors", "*.bin"]), tmp_path)
     assert not [p for _, p in fake_hub.requests if "/resolve/" in p]
 
@@ -107,13 +107,13 @@ def test_a_listing_without_a_git_blob_id_for_a_small_file_is_refused_before_any_
     fake_hub: FakeHub, tmp_path: Path
 ) -> None:
     fake_hub.unlisted_blob_ids.add("config.json")
-    with pytest.raises(WeightsError, match=r"the listing gives no git blob id for config\.json"):
+    with pytest.raises(HubListingError, match=r"the listing gives no git blob id for config\.json"):
         hub.download(source(), tmp_path)
     assert not fake_hub.downloads()
 
 
 def test_an_unknown_revision_is_a_clear_error(fake_hub: FakeHub, tmp_path: Path) -> None:
-    with pytest.raises(WeightsError, match=r"acme/contract-qwen2@nope: cannot read the repository from the hub"):
+    with pytest.raises(HubError, match=r"acme/contract-qwen2@nope: cannot read the repository from the hub"):
         hub.download(source(revision="nope"), tmp_path)
 
 

@@ -19,7 +19,7 @@ import torch
 from conftest import materialize
 from safetensors.numpy import save_file
 
-from ai_platform.errors import UnsafePickleError, WeightsError
+from ai_platform.errors import NoWeightsError, PickleNotAllowedError, UnsafePickleError
 from ai_platform.platform_repo import git
 from ai_platform.weights.manifest import build_manifest, scan
 
@@ -55,7 +55,7 @@ def pickle_model(tmp_path: Path) -> Path:
 
 
 def test_without_the_opt_in_pickles_are_refused(pickle_model: Path) -> None:
-    with pytest.raises(WeightsError, match=r"pytorch_model.bin: pickle-based weights are refused"):
+    with pytest.raises(PickleNotAllowedError, match=r"pytorch_model.bin: pickle-based weights are refused"):
         scan(pickle_model)
 
 
@@ -94,7 +94,7 @@ def test_an_unrecognisable_file_with_a_pickle_suffix_is_refused(pickle_model: Pa
 
 def test_a_folder_still_needs_weights(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{}")
-    with pytest.raises(WeightsError, match=r"no weights \(.safetensors or opted-in pickle files\)"):
+    with pytest.raises(NoWeightsError, match=r"no weights \(.safetensors or opted-in pickle files\)"):
         scan(tmp_path, allow_pickle=True)
     save_file({"x": np.zeros(2, dtype=np.float32)}, str(tmp_path / "model.safetensors"))
     assert scan(tmp_path, allow_pickle=True) == ["config.json", "model.safetensors"]

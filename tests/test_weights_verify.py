@@ -18,7 +18,9 @@ from ai_platform.errors import (
     DanglingSymlinkError,
     NotRegularFileError,
     OffsetLayoutError,
+    PickleNotAllowedError,
     ShardIndexError,
+    SymlinkEscapeError,
     SymlinkLoopError,
     WeightsError,
 )
@@ -103,12 +105,12 @@ def test_missing_and_extra_files(model: Path) -> None:
 
 def test_pickles_and_escaping_symlinks_are_refused(model: Path, tmp_path: Path) -> None:
     (model / "pytorch_model.bin").write_bytes(b"\x80\x04K\x01.")
-    with pytest.raises(WeightsError, match="pickle-based weights are refused"):
+    with pytest.raises(PickleNotAllowedError, match="pickle-based weights are refused"):
         scan(model)
     (model / "pytorch_model.bin").unlink()
     (tmp_path / "secret").write_text("x")
     os.symlink(tmp_path / "secret", model / "tokenizer.json")
-    with pytest.raises(WeightsError, match="symlink points outside the snapshot"):
+    with pytest.raises(SymlinkEscapeError, match="symlink points outside the snapshot"):
         scan(model)
 
 

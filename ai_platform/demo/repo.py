@@ -27,7 +27,7 @@ from ai_platform.artifacts import canonical_json
 from ai_platform.demo import corpus
 from ai_platform.demo.cache import build
 from ai_platform.demo.model import MODEL_FILES, SYSTEM_PROMPT, Recipe, answer_text
-from ai_platform.errors import DemoError
+from ai_platform.errors import DemoFolderNotEmptyError, DemoModelCacheError
 from ai_platform.platform_repo import git, resolve
 from ai_platform.weights.manifest import build_manifest
 
@@ -245,11 +245,11 @@ def init(directory: Path, seed: int = 0, *, log: Callable[[str], None] | None = 
     """Write the demo platform repo into `directory` (new or empty); returns the commit sha."""
     directory = Path(directory)
     if directory.exists() and any(directory.iterdir()):
-        raise DemoError(f"{directory}: exists and is not empty; choose a new folder")
+        raise DemoFolderNotEmptyError(f"{directory}: exists and is not empty; choose a new folder")
     model_dir = build(replace(Recipe(), seed=seed), log=log)
     missing = [name for name in MODEL_FILES if not (model_dir / name).is_file()]
     if missing:
-        raise DemoError(f"{model_dir}: demo model cache is incomplete (missing {', '.join(missing)})")
+        raise DemoModelCacheError(f"{model_dir}: demo model cache is incomplete (missing {', '.join(missing)})")
 
     directory.mkdir(parents=True, exist_ok=True)
     hub = directory / HUB_FOLDER

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ai_platform.errors import FeedbackError
+from ai_platform.errors import LabelEncodingError, LabelFormatError, LabelHeaderError, UnreadableLabelFileError
 
 FIELDS = ("generation_id", "reviewer", "label", "comment", "labeled_at")
 REQUIRED = ("generation_id", "reviewer", "label", "labeled_at")
@@ -61,7 +61,7 @@ def label_format(path: Path) -> tuple[str, str | None]:
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         known = ", ".join(sorted(FORMATS))
-        raise FeedbackError(f"{path}: not a label file (the name must end in {known})")
+        raise LabelFormatError(f"{path}: not a label file (the name must end in {known})")
     declared = Path(path.stem).suffix.lower().lstrip(".")
     if declared in ENCODINGS:
         return FORMATS[suffix], ENCODINGS[declared]
@@ -69,7 +69,7 @@ def label_format(path: Path) -> tuple[str, str | None]:
         codecs.lookup(declared)
     except LookupError:  # "2026.01.csv": a dot in the name, not a declaration
         return FORMATS[suffix], None
-    raise FeedbackError(f"{path}: encoding {declared!r} is not supported; save it as UTF-8 or GB18030")
+    raise LabelFormatError(f"{path}: encoding {declared!r} is not supported; save it as UTF-8 or GB18030")
 
 
 def read(path: Path) -> LabelFile:
@@ -80,7 +80,7 @@ def read(path: Path) -> LabelFile:
             stat = os.fstat(handle.fileno())
             data = handle.read()
     except OSError as exc:
-        raise FeedbackError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise UnreadableLabelFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     signature = (stat.st_size, stat.st_mtime_ns)
     with ThreadPoolExecutor(max_workers=1) as pool:  # hashlib releases the GIL: hash while decoding
         digest = pool.submit(lambda: hashlib.sha256(data).hexdigest())
@@ -93,17 +93,17 @@ def _decoded(
     if fmt == "parquet":
         return LabelFile(path, data, digest.result(), fmt, None, data, 0, signature)
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise FeedbackError(f"{path}: UTF-16 is not supported; save it as CSV UTF-8")
+        raise LabelFormatError(f"{path}: UTF-16 is not supported; save it as CSV UTF-8")
     encoding = declared or "utf-8"
     if encoding == "gb18030" and fmt != "csv":
-        raise FeedbackError(f"{path}: {fmt} is always UTF-8; only CSV may declare another encoding")
+        raise LabelFormatError(f"{path}: {fmt} is always UTF-8; only CSV may declare another encoding")
     if encoding == "utf-8":
         start = 3 if data.startswith(codecs.BOM_UTF8) else 0
         try:
             _check_utf8(memoryview(data)[start:])
         except UnicodeDecodeError as exc:
             line = data.count(b"\n", 0, start + exc.start) + 1
-            raise FeedbackError(
+            raise LabelEncodingError(
                 f"{path}: line {line}: not valid UTF-8; a GB18030 file must say so in its name (NAME.gb18030.csv)"
             ) from None
         return LabelFile(path, data, digest.result(), fmt, encoding, data, start, signature)
@@ -111,7 +111,7 @@ def _decoded(
         text = data.decode("gb18030")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise FeedbackError(f"{path}: line {line}: not valid GB18030, as its name declares") from None
+        raise LabelEncodingError(f"{path}: line {line}: not valid GB18030, as its name declares") from None
     text_bytes = text.removeprefix("\ufeff").encode("utf-8")
     return LabelFile(path, data, digest.result(), fmt, encoding, text_bytes, 0, signature)
 
@@ -149,7 +149,7 @@ def check_columns(path: Path, columns: list[str], where: str) -> list[str]:
             problems.append(f"unknown {', '.join(repr(n) for n in unknown)}")
         if repeated:
             problems.append(f"repeated {', '.join(repeated)}")
-        raise FeedbackError(
+        raise LabelHeaderError(
             f"{path}: {where} must name {', '.join(REQUIRED)} and optionally comment ({'; '.join(problems)})"
         )
     return names

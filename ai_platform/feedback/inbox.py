@@ -19,7 +19,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISFIFO, S_ISLNK, S_ISREG, S_ISSOCK
 
 from ai_platform.config import Platform, under
-from ai_platform.errors import FeedbackError, PlatformError
+from ai_platform.errors import PlatformError, UnreadableLabelFileError
 from ai_platform.feedback.formats import FORMATS
 from ai_platform.platform_repo import config_at
 from ai_platform.warehouse import at
@@ -96,7 +96,7 @@ def scan(inbox: Path, cursor: str | None = None, *, now: float | None = None, se
         try:
             files.append(InboxFile(name, stat.st_size, stat.st_mtime_ns, _sha256(path)))
         except OSError as exc:
-            raise FeedbackError(f"{path}: cannot read: {exc.strerror or exc}") from None
+            raise UnreadableLabelFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     return Scan(files, settling, refused)
 
 

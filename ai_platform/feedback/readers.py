@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ai_platform.errors import FeedbackError
+from ai_platform.errors import LabelFileChangedError, LabelHeaderError, UnreadableLabelFileError
 from ai_platform.feedback.checks import (
     BAD_QUOTING,
     FIELD_TOO_LONG,
@@ -141,7 +141,7 @@ def _fast_csv(file: LabelFile, early: EarlyParse | None = None) -> Staging | Non
             layout = analyze(file.text, file.text_start)
             parsed = early.result()
         if not file.unchanged():
-            raise FeedbackError(f"{file.path}: changed while being read; it will be read again when it settles")
+            raise LabelFileChangedError(f"{file.path}: changed while being read; it will be read again when it settles")
     else:
         layout = analyze(file.text, file.text_start)
         if layout is None:
@@ -188,7 +188,7 @@ class EarlyParse:
         try:
             header = _first_line(path, head)
             names = header_columns(path, header) if header is not None else None
-        except FeedbackError:
+        except LabelHeaderError:
             return None  # staging reports it, on the bytes it hashed
         return cls(path, names, (stat.st_size, stat.st_mtime_ns)) if names is not None else None
 
@@ -225,7 +225,7 @@ def _first_line(path: Path, text: bytes) -> str | None:
     end = min((i for i in (text.find(b"\n"), text.find(b"\r")) if i >= 0), default=len(text))
     line = text[:end].decode("utf-8", "replace")
     if not line:
-        raise FeedbackError(f"{path}: line 1: expected the header (generation_id,reviewer,label,...)")
+        raise LabelHeaderError(f"{path}: line 1: expected the header (generation_id,reviewer,label,...)")
     return None if line.count('"') % 2 else line
 
 
@@ -336,7 +336,7 @@ def _python_csv(file: LabelFile) -> Staging:
         raw = _without_line_break("".join(taken))
         if names is None:
             if line != 1 or problem or not fields:
-                raise FeedbackError(f"{file.path}: line 1: expected the header (generation_id,reviewer,label,...)")
+                raise LabelHeaderError(f"{file.path}: line 1: expected the header (generation_id,reviewer,label,...)")
             names = header_columns(file.path, raw)
             continue
         if not fields and problem is None:  # a blank line is not a row
@@ -352,7 +352,7 @@ def _python_csv(file: LabelFile) -> Staging:
         columns["problem"].append(problem)
         columns["raw"].append(raw)
     if names is None:
-        raise FeedbackError(f"{file.path}: line 1: expected the header (generation_id,reviewer,label,...)")
+        raise LabelHeaderError(f"{file.path}: line 1: expected the header (generation_id,reviewer,label,...)")
     return Staging(_checked(pa.table(columns, schema=STAGE_SCHEMA)), "python", _no_raw)
 
 
@@ -413,7 +413,7 @@ def read_parquet(file: LabelFile) -> Staging:
                 described = con.sql(f"DESCRIBE SELECT * FROM read_parquet({_literal(source)})")
                 columns = [name for name, *_ in described.fetchall()]
             except duckdb.Error as exc:
-                raise FeedbackError(f"{file.path}: not a readable Parquet file: {exc}") from None
+                raise UnreadableLabelFileError(f"{file.path}: not a readable Parquet file: {exc}") from None
             names = check_columns(file.path, columns, "the columns")
             by_name = dict(zip(names, columns, strict=True))
 
@@ -430,7 +430,7 @@ def read_parquet(file: LabelFile) -> Staging:
             )
             table = con.sql(row_checks(records)).to_arrow_table()
         except duckdb.Error as exc:
-            raise FeedbackError(f"{file.path}: cannot read Parquet: {exc}") from None
+            raise UnreadableLabelFileError(f"{file.path}: cannot read Parquet: {exc}") from None
         finally:
             con.close()
     return Staging(table.cast(CHECKED_SCHEMA), "parquet", _no_raw)

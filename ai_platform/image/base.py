@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ai_platform.errors import ImageError
+from ai_platform.errors import ImageNotFoundError, ImageReferenceError, MalformedImageError, PlatformMismatchError
 from ai_platform.oci import documents
 from ai_platform.oci.documents import MAX_DOCUMENT
 from ai_platform.oci.layout import Descriptor, OciLayout
@@ -52,11 +52,13 @@ def fetch(layout: OciLayout, name: str, *, insecure: bool = False, token_realms:
     """Pull base `name` (HOST/REPOSITORY@sha256:…) into `layout` and read it back."""
     ref = Reference.parse(name)
     if ref.digest is None:
-        raise ImageError(f"image.base {name!r}: name the base by digest (…@sha256:…), so the build is reproducible")
+        raise ImageReferenceError(
+            f"image.base {name!r}: name the base by digest (…@sha256:…), so the build is reproducible"
+        )
     tag = f"base-{ref.digest.removeprefix('sha256:')[:16]}"
     try:
         digest = layout.resolve(tag).digest
-    except ImageError:
+    except ImageNotFoundError:  # not pulled yet (or no layout there yet)
         digest = pull(ref, layout, tag, insecure=insecure, platform=PLATFORM, token_realms=token_realms).digest
     return read(layout, name, digest)
 
@@ -68,14 +70,16 @@ def read(layout: OciLayout, name: str, digest: str) -> BaseImage:
         layout.read_blob(Descriptor.from_json(manifest["config"]), MAX_DOCUMENT), f"{where}: config"
     )
     if (config.get("os"), config.get("architecture")) != PLATFORM:
-        raise ImageError(f"{where}: a {config.get('os')}/{config.get('architecture')} image, not {'/'.join(PLATFORM)}")
+        raise PlatformMismatchError(
+            f"{where}: a {config.get('os')}/{config.get('architecture')} image, not {'/'.join(PLATFORM)}"
+        )
     layers = []
     for layer in manifest.get("layers", []):
         media_type = OCI_TYPES.get(layer["mediaType"], layer["mediaType"])
         if media_type not in LAYER_TYPES:
-            raise ImageError(f"{where}: layer {layer['digest']} is a {layer['mediaType']}, not an image layer")
+            raise MalformedImageError(f"{where}: layer {layer['digest']} is a {layer['mediaType']}, not an image layer")
         layers.append(Descriptor(media_type, layer["digest"], layer["size"], layer.get("annotations")))
     diff_ids = (config.get("rootfs") or {}).get("diff_ids") or []
     if len(diff_ids) != len(layers):
-        raise ImageError(f"{where}: {len(layers)} layers but {len(diff_ids)} diff_ids in its config")
+        raise MalformedImageError(f"{where}: {len(layers)} layers but {len(diff_ids)} diff_ids in its config")
     return BaseImage(name, digest, layers, config)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_platform.artifacts import atomic_write, canonical_json, sha256_hex
-from ai_platform.errors import ImageError
+from ai_platform.errors import DigestMismatchError, UnpackableFolderError
 from ai_platform.image.base import BASE_DIGEST, BASE_LAYERS, BASE_NAME, PLATFORM, BaseImage
 from ai_platform.image.tarball import Entry, write_layer
 from ai_platform.oci.layout import Descriptor, OciLayout
@@ -62,10 +62,10 @@ def _files(folder: Path) -> list[str]:
         for name in sorted(filenames):
             path = Path(dirpath) / name
             if path.is_symlink() or not path.is_file():
-                raise ImageError(f"{path}: links and special files are not packed")
+                raise UnpackableFolderError(f"{path}: links and special files are not packed")
             found.append(path.relative_to(folder).as_posix())
     if not found:
-        raise ImageError(f"{folder}: no files to pack")
+        raise UnpackableFolderError(f"{folder}: no files to pack")
     return sorted(found)
 
 
@@ -102,7 +102,9 @@ def _layer(layout: OciLayout, entries: list[Entry], mtime: int, known: dict[str,
         for entry in entries:
             want = known.get(entry.name)
             if want and digests[entry.name] != want:
-                raise ImageError(f"{entry.source}: sha256 {digests[entry.name][:12]}… != verified {want[:12]}…")
+                raise DigestMismatchError(
+                    f"{entry.source}: sha256 {digests[entry.name][:12]}… != verified {want[:12]}…"
+                )
         return writer.commit()
 
 

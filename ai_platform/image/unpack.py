@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 from typing import BinaryIO
 
-from ai_platform.errors import ImageError
+from ai_platform.errors import ArtifactTypeError, DigestMismatchError, MalformedImageError
 from ai_platform.image.base import BASE_LAYERS
 from ai_platform.oci.layout import OciLayout
 from ai_platform.untar import extract
@@ -48,7 +48,7 @@ def unpack(layout: OciLayout, digest: str, dest_root: Path) -> Path:
     # A base image's layers (a shell for KServe) are not the model: vLLM needs /models only.
     skip = (manifest.get("annotations") or {}).get(BASE_LAYERS, "0")
     if not (skip.isascii() and skip.isdigit() and int(skip) <= len(layers)):
-        raise ImageError(
+        raise MalformedImageError(
             f"image {digest}: annotation {BASE_LAYERS}={skip!r} is not a count of its {len(layers)} layers"
         )
     final = Path(dest_root) / digest.removeprefix("sha256:")
@@ -70,7 +70,7 @@ def _model_folder(root: Path, digest: str) -> str:
     """The name of the one folder under `root`/models."""
     models = [p.name for p in (root / "models").iterdir() if p.is_dir()] if (root / "models").is_dir() else []
     if len(models) != 1:
-        raise ImageError(f"image {digest}: expected one folder under /models, found {len(models)}")
+        raise ArtifactTypeError(f"image {digest}: expected one folder under /models, found {len(models)}")
     return models[0]
 
 
@@ -83,9 +83,9 @@ def _unpack_layer(layout: OciLayout, digest: str, dest: Path) -> None:
                 extract(tar, dest, f"layer {digest}")
         except (tarfile.TarError, EOFError) as exc:
             if stream.drain() != digest:  # a corrupted blob first: that is the likelier cause
-                raise ImageError(f"{layout.root}: layer {digest} does not match its digest") from None
-            raise ImageError(
+                raise DigestMismatchError(f"{layout.root}: layer {digest} does not match its digest") from None
+            raise MalformedImageError(
                 f"{layout.root}: layer {digest} is not a tar archive ({exc}); nothing was unpacked"
             ) from None
         if stream.drain() != digest:
-            raise ImageError(f"{layout.root}: layer {digest} does not match its digest")
+            raise DigestMismatchError(f"{layout.root}: layer {digest} does not match its digest")

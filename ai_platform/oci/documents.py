@@ -5,7 +5,7 @@ registries' answers. Each is parsed by pydantic (its JSON parser bounds nesting 
 the fields image-spec gives it that the platform reads: a descriptor's digest has the spec's form
 (`algorithm:encoded`, so never a `/` or `..` to reach outside `blobs/`), its media type is a media type and its
 size a non-negative 64-bit integer; annotations map strings to strings. Fields the platform does not read are kept
-as they are. A document over MAX_DOCUMENT bytes is refused before it is parsed. Any problem is an ImageError
+as they are. A document over MAX_DOCUMENT bytes is refused before it is parsed. Any problem is a MalformedImageError
 naming the document and the field.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
-from ai_platform.errors import ImageError
+from ai_platform.errors import MalformedImageError
 
 MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 INDEX = "application/vnd.oci.image.index.v1+json"
@@ -111,12 +111,12 @@ def image_config(data: bytes, where: str) -> dict[str, Any]:
 
 def _parse(model: type[D], data: bytes, where: str, what: str, limit: int = MAX_DOCUMENT) -> D:
     if len(data) > limit:
-        raise ImageError(f"{where}: more than the {limit} bytes {what} may have; refused unread")
+        raise MalformedImageError(f"{where}: more than the {limit} bytes {what} may have; refused unread")
     try:
         return model.model_validate_json(data)
     except ValidationError as exc:
         problems = "; ".join(_describe(e) for e in exc.errors()[:5])
-        raise ImageError(f"{where}: not {what}: {problems}") from None
+        raise MalformedImageError(f"{where}: not {what}: {problems}") from None
 
 
 def _describe(error: ErrorDetails) -> str:

@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ai_platform.artifacts import atomic_write, canonical_json, sha256_hex
-from ai_platform.errors import DigestMismatchError, ImageError
+from ai_platform.errors import (
+    DigestMismatchError,
+    ImageNotFoundError,
+    LayoutEntryError,
+    MalformedImageError,
+    NotAnImageLayoutError,
+)
 from ai_platform.oci import documents
 from ai_platform.oci.documents import INDEX as INDEX
 from ai_platform.oci.documents import MANIFEST as MANIFEST
@@ -143,13 +149,13 @@ def _open_regular(path: Path, what: str) -> BinaryIO:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise ImageError(f"{what} is missing") from None
+        raise ImageNotFoundError(f"{what} is missing") from None
     except OSError as exc:
         reason = "a symlink" if exc.errno == errno.ELOOP else exc.strerror
-        raise ImageError(f"{what} is not a regular file in the layout ({reason}); refused unread") from None
+        raise LayoutEntryError(f"{what} is not a regular file in the layout ({reason}); refused unread") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise ImageError(f"{what} is not a regular file in the layout; refused unread")
+        raise LayoutEntryError(f"{what} is not a regular file in the layout; refused unread")
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 
@@ -172,7 +178,7 @@ class OciLayout:
     def blob_path(self, digest: str) -> Path:
         algorithm, _, hex_digest = digest.partition(":")
         if algorithm != "sha256" or len(hex_digest) != 64 or not all(c in "0123456789abcdef" for c in hex_digest):
-            raise ImageError(f"unsupported digest {digest!r}")
+            raise MalformedImageError(f"unsupported digest {digest!r}")
         return self.root / "blobs" / "sha256" / hex_digest
 
     def has_blob(self, digest: str) -> bool:
@@ -208,12 +214,14 @@ class OciLayout:
         with self.open_blob(digest) as file:
             size = os.fstat(file.fileno()).st_size
             if limit is not None and size > limit:
-                raise ImageError(f"{self.root}: blob {digest} is {size} bytes, more than the {limit} expected")
+                raise MalformedImageError(f"{self.root}: blob {digest} is {size} bytes, more than the {limit} expected")
             data = file.read()
         if not isinstance(descriptor, str) and len(data) != descriptor.size:
-            raise ImageError(f"{self.root}: blob {digest} is {len(data)} bytes, not the {descriptor.size} named for it")
+            raise DigestMismatchError(
+                f"{self.root}: blob {digest} is {len(data)} bytes, not the {descriptor.size} named for it"
+            )
         if f"sha256:{sha256_hex(data)}" != digest:
-            raise ImageError(f"{self.root}: blob {digest} does not match its digest")
+            raise DigestMismatchError(f"{self.root}: blob {digest} does not match its digest")
         return data
 
     def put_manifest(self, manifest: dict[str, Any] | bytes, tags: list[str], media_type: str = MANIFEST) -> Descriptor:
@@ -235,7 +243,7 @@ class OciLayout:
         for entry in self._read_index()["manifests"]:
             if (entry.get("annotations") or {}).get(REF_NAME) == tag:
                 return Descriptor.from_json(entry)
-        raise ImageError(f"{self.root}: no tag {tag!r}")
+        raise ImageNotFoundError(f"{self.root}: no tag {tag!r}")
 
     def manifest(self, ref: str) -> dict[str, Any]:
         """The manifest for a tag or a `sha256:` digest, its fields checked (documents.manifest)."""
@@ -248,7 +256,7 @@ class OciLayout:
         if not os.path.lexists(path):
             if (self.root / "oci-layout").is_file() or not self.root.exists():
                 return {"schemaVersion": 2, "mediaType": INDEX, "manifests": []}
-            raise ImageError(f"{self.root}: not an OCI image layout (no index.json)")
+            raise NotAnImageLayoutError(f"{self.root}: not an OCI image layout (no index.json)")
         with _open_regular(path, str(path)) as file:
             data = file.read(MAX_INDEX_JSON + 1)
         return documents.index(data, str(path), MAX_INDEX_JSON)

@@ -43,7 +43,18 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from ai_platform.errors import DigestMismatchError, ImageError, RegistryAuthError, TransientRegistryError
+from ai_platform.errors import (
+    DigestMismatchError,
+    ImageNotFoundError,
+    ImageReferenceError,
+    MalformedImageError,
+    NotAnImageLayoutError,
+    PlatformMismatchError,
+    RegistryAuthError,
+    RegistryProtocolError,
+    RegistryRefusedError,
+    TransientRegistryError,
+)
 from ai_platform.hosts import loopback
 from ai_platform.oci import documents
 from ai_platform.oci.documents import DOCKER_LIST as DOCKER_LIST
@@ -79,7 +90,9 @@ class Reference:
     def parse(cls, text: str) -> Reference:
         match = REFERENCE.match(text)
         if not match:
-            raise ImageError(f"{text!r} is not an image reference (HOST[:PORT]/REPOSITORY[:TAG][@sha256:DIGEST])")
+            raise ImageReferenceError(
+                f"{text!r} is not an image reference (HOST[:PORT]/REPOSITORY[:TAG][@sha256:DIGEST])"
+            )
         return cls(match["host"], match["repo"], match["tag"], match["digest"])
 
     @property
@@ -159,7 +172,7 @@ class RegistryClient:
             for chunk in streamed.iter_bytes(CHUNK):
                 size += len(chunk)
                 if size > limit:
-                    raise ImageError(
+                    raise MalformedImageError(
                         f"{request.method} {request.url}: the registry's answer is more than {limit} bytes; refused"
                     )
                 chunks.append(chunk)
@@ -201,7 +214,7 @@ class RegistryClient:
             except httpx.HTTPError as exc:
                 raise TransientRegistryError(f"token request to {realm}: {type(exc).__name__}: {exc}") from None
             if got.status_code != 200:
-                raise ImageError(f"token request to {realm}: HTTP {got.status_code}")
+                raise RegistryRefusedError(f"token request to {realm}: HTTP {got.status_code}")
             self.authorization = f"Bearer {_token(realm, got)}"
             return True
         return False
@@ -307,10 +320,10 @@ def _stream(path: Path) -> Iterator[bytes]:
             yield chunk
 
 
-def _refusal(what: str, response: httpx.Response) -> ImageError:
+def _refusal(what: str, response: httpx.Response) -> RegistryRefusedError | TransientRegistryError:
     message = f"{what}: HTTP {response.status_code}: {_error_text(response)}"
     if response.status_code not in TRANSIENT:
-        return ImageError(message)
+        return RegistryRefusedError(message)
     retry_after = response.headers.get("Retry-After", "")
     return TransientRegistryError(message, float(retry_after) if retry_after.isdigit() else None)
 
@@ -336,28 +349,32 @@ def _token(realm: str, answer: httpx.Response) -> str:
         body, got = None, "not JSON"
     token = (body.get("token") or body.get("access_token")) if isinstance(body, dict) else None
     if not isinstance(token, str) or not token:  # its text is not shown: it may hold a credential after all
-        raise ImageError(f"token request to {realm}: the answer is not a JSON object with a token (got {got})")
+        raise RegistryProtocolError(
+            f"token request to {realm}: the answer is not a JSON object with a token (got {got})"
+        )
     return token
 
 
 def _location(answer: httpx.Response) -> str:
     location: str | None = answer.headers.get("Location")
     if not location:
-        raise ImageError(f"{answer.request.method} {answer.url}: HTTP {answer.status_code} without a Location header")
+        raise RegistryProtocolError(
+            f"{answer.request.method} {answer.url}: HTTP {answer.status_code} without a Location header"
+        )
     return location
 
 
 def _source(layout: OciLayout, tag: str | None) -> Descriptor:
     if not (layout.root / "index.json").is_file():
-        raise ImageError(f"{layout.root}: not an OCI image layout (no index.json)")
+        raise NotAnImageLayoutError(f"{layout.root}: not an OCI image layout (no index.json)")
     if tag:
         return layout.resolve(tag)
     for candidate in ("latest",):
         try:
             return layout.resolve(candidate)
-        except ImageError:
+        except ImageNotFoundError:
             pass
-    raise ImageError(f"{layout.root}: name a tag to push (LAYOUT:TAG)")
+    raise ImageReferenceError(f"{layout.root}: name a tag to push (LAYOUT:TAG)")
 
 
 def push(
@@ -411,7 +428,7 @@ def push(
         )
         echoed = answer.headers.get("Docker-Content-Digest")
         if echoed and echoed != source.digest:
-            raise ImageError(f"the registry stored the manifest as {echoed}, not {source.digest}")
+            raise DigestMismatchError(f"the registry stored the manifest as {echoed}, not {source.digest}")
     finally:
         client.close()
     return result
@@ -436,12 +453,12 @@ def pull(
         body, media_type = _manifest(client, ref)
         if media_type in INDEX_TYPES:
             if platform is None:
-                raise ImageError(f"{ref}: an image index; pull one platform's manifest by digest")
+                raise ImageReferenceError(f"{ref}: an image index; pull one platform's manifest by digest")
             index = documents.index(body, f"{ref}: the registry's image index")
             ref = Reference(ref.host, ref.repository, digest=_platform_manifest(ref, index, platform))
             body, media_type = _manifest(client, ref)
             if media_type in INDEX_TYPES:
-                raise ImageError(f"{ref}: an index inside an index; name the image manifest by digest")
+                raise ImageReferenceError(f"{ref}: an index inside an index; name the image manifest by digest")
         digest = f"sha256:{hashlib.sha256(body).hexdigest()}"
         manifest = documents.manifest(body, f"{ref}: the registry's manifest")
         result = Transfer(digest)
@@ -462,7 +479,7 @@ def pull(
 def _manifest(client: RegistryClient, ref: Reference) -> tuple[bytes, str]:
     found = manifest_bytes(client, ref)
     if found is None:
-        raise ImageError(f"{ref}: the registry has no such manifest")
+        raise ImageNotFoundError(f"{ref}: the registry has no such manifest")
     return found
 
 
@@ -501,4 +518,6 @@ def _platform_manifest(ref: Reference, index: dict[str, Any], platform: tuple[st
         f"{(e.get('platform') or {}).get('os')}/{(e.get('platform') or {}).get('architecture')}"
         for e in index.get("manifests", [])
     )
-    raise ImageError(f"{ref}: the index has no {platform[0]}/{platform[1]} manifest (it has {', '.join(offered)})")
+    raise PlatformMismatchError(
+        f"{ref}: the index has no {platform[0]}/{platform[1]} manifest (it has {', '.join(offered)})"
+    )

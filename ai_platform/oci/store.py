@@ -26,7 +26,14 @@ from typing import Any
 import httpx
 
 from ai_platform.artifacts import atomic_write, canonical_json, sha256_hex
-from ai_platform.errors import ImageError, MissingArtifactError
+from ai_platform.errors import (
+    ArtifactTypeError,
+    ImageReferenceError,
+    MissingArtifactError,
+    RegistryProtocolError,
+    UnpackableFolderError,
+    UnsafeLayerTitleError,
+)
 from ai_platform.oci import documents
 from ai_platform.oci.layout import EMPTY, MANIFEST, OciLayout
 from ai_platform.oci.registry import Reference, RegistryClient, manifest_bytes, pull
@@ -100,7 +107,7 @@ class RegistryStore:
             raise MissingArtifactError(f"{stage} has not been materialized for '{partition}' yet (in {self.where})")
         layers = manifest.get("layers") or []
         if manifest.get("artifactType") != RECORD or len(layers) != 1:
-            raise ImageError(f"{self.where}:{_tag(stage, partition)} is not a stage record")
+            raise ArtifactTypeError(f"{self.where}:{_tag(stage, partition)} is not a stage record")
         record: dict[str, Any] = self.get_json(_hex(layers[0]["digest"]))
         return record
 
@@ -119,7 +126,7 @@ class RegistryStore:
         cache layout with every byte held to its digest; the layout to read it from."""
         ref = Reference.parse(reference)
         if ref.host != self.reference.host or ref.digest is None:
-            raise ImageError(f"{reference}: not an artifact of {self.reference.host} named by digest")
+            raise ImageReferenceError(f"{reference}: not an artifact of {self.reference.host} named by digest")
         layout = OciLayout(self.cache.root / "pulled" / ref.repository)
         if not layout.has_blob(ref.digest):
             http = self.client.base.startswith("http://")
@@ -144,7 +151,7 @@ class RegistryStore:
                 }
             )
         if not layers:
-            raise ImageError(f"{folder}: no files to keep")
+            raise UnpackableFolderError(f"{folder}: no files to keep")
         digest = self._put_manifest(None, FOLDER, layers, {})
         return f"{self.where}@{digest}"
 
@@ -227,14 +234,14 @@ def _tags(listed: httpx.Response, where: str) -> list[str]:
     except (ValueError, RecursionError, AttributeError):
         tags = None
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise ImageError(f"{where}: the registry's tag list is not a JSON object with a list of tags")
+        raise RegistryProtocolError(f"{where}: the registry's tag list is not a JSON object with a list of tags")
     return tags
 
 
 def _tag(stage: str, partition: str) -> str:
     tag = f"{stage}.{partition}"
     if not TAG.match(tag):
-        raise ImageError(f"{stage}/{partition}: not usable as a registry tag")
+        raise ImageReferenceError(f"{stage}/{partition}: not usable as a registry tag")
     return tag
 
 
@@ -256,5 +263,5 @@ def _safe_title(layer: dict[str, Any], kept: str) -> PurePosixPath:
     title = (layer.get("annotations") or {}).get(TITLE, "")
     path = PurePosixPath(title)
     if not title or path.is_absolute() or ".." in path.parts or "\\" in title:
-        raise ImageError(f"{kept}: layer {layer.get('digest')} names {title!r}, outside the folder")
+        raise UnsafeLayerTitleError(f"{kept}: layer {layer.get('digest')} names {title!r}, outside the folder")
     return path

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from ai_platform.artifacts import canonical_json, sha256_hex
-from ai_platform.errors import ImageError
+from ai_platform.errors import ArtifactTypeError, DuplicatePromptNameError
 from ai_platform.oci.layout import EMPTY, Descriptor, OciLayout
 from ai_platform.prompts.compiler import CompiledPrompt
 
@@ -28,7 +28,7 @@ VERSION = "ai-platform.prompt.version"
 def build(layout: OciLayout, model: str, prompts: list[CompiledPrompt]) -> Descriptor:
     names = [p.name for p in prompts]
     if len(set(names)) != len(names):
-        raise ImageError(f"{model}: two prompt files compile to the same name ({sorted(names)})")
+        raise DuplicatePromptNameError(f"{model}: two prompt files compile to the same name ({sorted(names)})")
     layers = [
         layout.put_blob(p.canonical(), PROMPT_MEDIA_TYPE, {TITLE: f"{p.name}.json", VERSION: p.version}).to_json()
         for p in sorted(prompts, key=lambda p: p.name)
@@ -50,7 +50,7 @@ def load(layout: OciLayout, ref: str) -> dict[str, dict[str, Any]]:
     """Compiled documents by prompt name, each checked against its layer digest."""
     manifest = layout.manifest(ref)
     if manifest.get("artifactType") != ARTIFACT_TYPE:
-        raise ImageError(f"{ref}: not a prompt bundle (artifactType {manifest.get('artifactType')!r})")
+        raise ArtifactTypeError(f"{ref}: not a prompt bundle (artifactType {manifest.get('artifactType')!r})")
     documents = {}
     for layer in manifest["layers"]:
         document = json.loads(layout.read_blob(layer["digest"]))

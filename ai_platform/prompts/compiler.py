@@ -19,6 +19,7 @@ from ai_platform.errors import (
     DuplicateKeyError,
     EngineCompatibilityError,
     EntryValueError,
+    MalformedPlaceholderError,
     MissingEntryError,
     NotationError,
     PromptSourceError,
@@ -30,7 +31,7 @@ from ai_platform.prompts import engine
 from ai_platform.prompts.parser import Entry, parse_entries
 from ai_platform.prompts.schema import DRAFT, compile_notation
 from ai_platform.prompts.source import Source, Warning_
-from ai_platform.prompts.template import MalformedPlaceholder, pieces
+from ai_platform.prompts.template import pieces
 
 ROLES = ("system", "user", "assistant")
 SINGLE = ("name", "description", "params", "input_schema", "output_schema")
@@ -187,7 +188,7 @@ def _variables(
             for piece in pieces(entry.template):
                 if piece.variable:
                     used.setdefault(piece.variable, entry.char_offset(piece.at))
-        except MalformedPlaceholder as exc:
+        except MalformedPlaceholderError as exc:
             raise src.error(TemplateError, entry.char_offset(exc.at), str(exc)) from None
     if declared is None:
         return [{"name": n, "required": True, "schema": {"type": "string"}} for n in used], []

@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from ai_platform.errors import MalformedPlaceholderError
+
 PLACEHOLDER = re.compile(r"\{\{[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*\}\}")
 
 
@@ -22,14 +24,8 @@ class Piece:
     variable: str | None = None
 
 
-class MalformedPlaceholder(ValueError):
-    def __init__(self, at: int) -> None:
-        self.at = at
-        super().__init__("malformed placeholder: expected {{ name }} with name an identifier (write \\{{ for {{)")
-
-
 def pieces(template: str) -> Iterator[Piece]:
-    """Split a template into literal pieces and placeholders; raise MalformedPlaceholder."""
+    """Split a template into literal pieces and placeholders; raise MalformedPlaceholderError."""
     i, literal, literal_at = 0, [], 0
     while i < len(template):
         if template.startswith("\\{{", i):
@@ -38,7 +34,7 @@ def pieces(template: str) -> Iterator[Piece]:
         elif template.startswith("{{", i):
             match = PLACEHOLDER.match(template, i)
             if not match:
-                raise MalformedPlaceholder(i)
+                raise MalformedPlaceholderError(i)
             if literal:
                 yield Piece("".join(literal), literal_at)
             yield Piece(match.group(0), i, match.group(1))

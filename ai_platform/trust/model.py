@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_platform.artifacts import canonical_json, sha256_hex
-from ai_platform.errors import TrustModelError
+from ai_platform.errors import TrustModelFileError
 
 FORMAT = "ai-platform.trust-model/v1"
 
@@ -66,7 +66,7 @@ class TrustModel:
         try:
             data = Path(path).read_bytes()
         except OSError as exc:
-            raise TrustModelError(f"{path}: cannot read the trust model: {exc}") from None
+            raise TrustModelFileError(f"{path}: cannot read the trust model: {exc}") from None
         return cls.from_bytes(data, str(path))
 
     @classmethod
@@ -74,13 +74,13 @@ class TrustModel:
         try:
             fields = json.loads(data)
         except ValueError as exc:
-            raise TrustModelError(f"{where}: cannot read the trust model: {exc}") from None
+            raise TrustModelFileError(f"{where}: cannot read the trust model: {exc}") from None
         if not isinstance(fields, dict) or fields.get("format") != FORMAT:
-            raise TrustModelError(f"{where}: not a trust model (format must be {FORMAT!r})")
+            raise TrustModelFileError(f"{where}: not a trust model (format must be {FORMAT!r})")
         try:
             model = cls(**fields)
         except TypeError as exc:
-            raise TrustModelError(f"{where}: malformed trust model: {exc}") from None
+            raise TrustModelFileError(f"{where}: malformed trust model: {exc}") from None
         knots = model.calibration
         if knots is not None and not (
             isinstance(knots, list)
@@ -89,7 +89,7 @@ class TrustModel:
             and len(knots[0]) == len(knots[1]) >= 2
             and all(a <= b for a, b in zip(knots[0], knots[0][1:], strict=False))
         ):
-            raise TrustModelError(f"{where}: malformed calibration (two equal lists of knots, x increasing)")
+            raise TrustModelFileError(f"{where}: malformed calibration (two equal lists of knots, x increasing)")
         return model
 
     @classmethod

@@ -29,7 +29,7 @@ from typing import Any
 
 from ai_platform.artifacts import ArtifactStore
 from ai_platform.config import Trust
-from ai_platform.errors import TrustModelError
+from ai_platform.errors import TooFewLabelsError
 from ai_platform.trust.features import FEATURES, features
 from ai_platform.trust.model import TrustModel
 from ai_platform.warehouse import Warehouse, insert_new
@@ -159,7 +159,7 @@ def evaluate(model: TrustModel, holdout: list[Example], train_rows: list[Example
 
     truth = [e.correct for e in holdout]
     if len(set(truth)) < 2:
-        raise TrustModelError(f"the holdout ({len(holdout)} labels) has only one class; label more generations")
+        raise TooFewLabelsError(f"the holdout ({len(holdout)} labels) has only one class; label more generations")
     probabilities = [model.score(e.features) for e in holdout]
     on_holdout = _single_feature_aucs(model, holdout)
     on_train = {name: auc for name, auc in _single_feature_aucs(model, train_rows).items() if name in on_holdout}
@@ -225,12 +225,12 @@ def train(warehouse: Warehouse, store: ArtifactStore, model: str, bounds: Trust)
     """Fit `model`'s candidate, judge it on the holdout, and record it (not champion: `promote` decides)."""
     rows = examples(warehouse, model)
     if len(rows) < bounds.min_labels:
-        raise TrustModelError(
+        raise TooFewLabelsError(
             f"{model}: {len(rows)} labeled generations; the trust model needs at least {bounds.min_labels}"
         )
     train_rows, holdout = split(rows)
     if len({e.correct for e in train_rows}) < 2:
-        raise TrustModelError(f"{model}: the training labels have only one class; label more generations")
+        raise TooFewLabelsError(f"{model}: the training labels have only one class; label more generations")
     fitted = fit(train_rows)
     metrics = evaluate(fitted, holdout, train_rows)
     calibration = calibrate(train_rows)

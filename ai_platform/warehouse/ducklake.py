@@ -29,8 +29,8 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from ai_platform.errors import WarehouseError
-from ai_platform.warehouse.file import Warehouse
+from ai_platform.errors import MigrationConflictError, WarehouseError
+from ai_platform.warehouse.file import Warehouse, write_conflict
 
 SCHEME = "ducklake:"
 INLINE_ROWS = 100  # an insert this small lives in the catalog until `maintain` writes it out as Parquet
@@ -140,8 +140,9 @@ class Lake(Warehouse):
                 applied = super()._migrate(con)
                 _MIGRATED.add((os.getpid(), self.catalog))
                 return applied
-            except (duckdb.Error, WarehouseError) as exc:
-                if "conflict" not in str(exc).lower() or attempt == 5:
+            except (duckdb.Error, MigrationConflictError) as exc:  # at commit, or wrapped by a statement's
+                conflict = isinstance(exc, MigrationConflictError) or write_conflict(exc)
+                if not conflict or attempt == 5:
                     raise
                 time.sleep(0.1 * (attempt + 1))
         raise AssertionError("unreachable")

@@ -22,7 +22,16 @@ from typing import Any
 
 import duckdb
 
-from ai_platform.errors import NewerWarehouseFile, WarehouseError
+from ai_platform.errors import (
+    AppliedMigrationChangedError,
+    MigrationConflictError,
+    MigrationError,
+    NewerWarehouseFile,
+    NoWarehouseYetError,
+    WarehouseBusyError,
+    WarehouseError,
+    WarehouseQueryError,
+)
 
 TABLES = (
     "weight_files",
@@ -151,8 +160,14 @@ def migrations() -> list[Migration]:
             found.append(Migration(int(number), name, entry.read_text(encoding="utf-8")))
     found.sort(key=lambda m: m.version)
     if [m.version for m in found] != list(range(1, len(found) + 1)):
-        raise WarehouseError(f"migrations are not numbered 1..n: {[m.version for m in found]}")
+        raise MigrationError(f"migrations are not numbered 1..n: {[m.version for m in found]}")
     return found
+
+
+def write_conflict(exc: duckdb.Error) -> bool:
+    """Another transaction wrote the same rows first (DuckLake's optimistic commits); duckdb says so only in its
+    text, here and nowhere else."""
+    return "conflict" in str(exc).lower()
 
 
 def _is_lock_conflict(exc: duckdb.Error) -> bool:
@@ -206,7 +221,7 @@ class Warehouse:
                 if not _is_lock_conflict(exc):
                     raise WarehouseError(f"{self.path}: cannot open warehouse: {exc}") from None
                 if time.monotonic() >= deadline:
-                    raise WarehouseError(
+                    raise WarehouseBusyError(
                         f"{self.path}: another process held the warehouse for over "
                         f"{self.lock_timeout_s:.0f}s; close long-lived sessions (e.g. an open duckdb CLI) "
                         "or query through `ai-platform sql`"
@@ -244,7 +259,7 @@ class Warehouse:
     @contextmanager
     def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
         if not self._exists():
-            raise WarehouseError(f"{self.location}: no warehouse here yet (nothing has been written)")
+            raise NoWarehouseYetError(f"{self.location}: no warehouse here yet (nothing has been written)")
         con = self._connect(read_only=True)
         try:
             yield con
@@ -274,7 +289,7 @@ class Warehouse:
             try:
                 cursor = con.execute(sql, params or [])
             except duckdb.Error as exc:
-                raise WarehouseError(f"query failed: {exc}") from None
+                raise WarehouseQueryError(f"query failed: {exc}") from None
             columns = [d[0] for d in cursor.description or []]
             return columns, cursor.fetchall()
 
@@ -297,7 +312,7 @@ class Warehouse:
                         [migration.checksum, migration.version],
                     )
                 elif applied[migration.version] != migration.checksum:
-                    raise WarehouseError(
+                    raise AppliedMigrationChangedError(
                         f"migration {migration.version:04d}_{migration.name} was changed after it was applied; "
                         "add a new migration instead of editing an old one"
                     )
@@ -312,7 +327,8 @@ class Warehouse:
                 )
             except duckdb.Error as exc:
                 con.rollback()
-                raise WarehouseError(f"migration {migration.version:04d}_{migration.name} failed: {exc}") from None
+                failed = MigrationConflictError if write_conflict(exc) else MigrationError
+                raise failed(f"migration {migration.version:04d}_{migration.name} failed: {exc}") from None
             con.commit()
             done.append(migration.version)
         return done

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ai_platform.config import HubSource
-from ai_platform.errors import UnsafeRepoPathError, WeightsError
+from ai_platform.errors import HubError, HubListingError, NoWeightsError, PickleNotAllowedError, UnsafeRepoPathError
 from ai_platform.weights import pickles
 
 COMMIT_SHA = re.compile(r"[0-9a-f]{40}")
@@ -59,10 +59,10 @@ def download(source: HubSource, dest_root: Path) -> HubSnapshot:
     try:
         info = HfApi(endpoint=endpoint).model_info(source.repo_id, revision=source.revision, files_metadata=True)
     except Exception as exc:  # the client raises httpx's and its own error trees; report either the same way
-        raise WeightsError(f"{where}: cannot read the repository from the hub ({type(exc).__name__}: {exc})") from None
+        raise HubError(f"{where}: cannot read the repository from the hub ({type(exc).__name__}: {exc})") from None
     sha = info.sha or ""
     if not COMMIT_SHA.fullmatch(sha):
-        raise WeightsError(f"{where}: the hub returned no commit sha (got {sha!r})")
+        raise HubListingError(f"{where}: the hub returned no commit sha (got {sha!r})")
     siblings = info.siblings or []
     unsafe = sorted(s.rfilename for s in siblings if not safe_repo_path(s.rfilename))
     if unsafe:
@@ -72,10 +72,10 @@ def download(source: HubSource, dest_root: Path) -> HubSnapshot:
         )
     wanted = sorted(filter_repo_objects([s.rfilename for s in siblings], allow_patterns=source.allow_patterns))
     if not wanted:
-        raise WeightsError(f"{where} ({sha}): no file matches allow_patterns {source.allow_patterns}")
+        raise NoWeightsError(f"{where} ({sha}): no file matches allow_patterns {source.allow_patterns}")
     pickled = [name for name in wanted if pickles.is_pickle(name)]
     if pickled and not source.allow_pickle:
-        raise WeightsError(
+        raise PickleNotAllowedError(
             f"{where} ({sha}): pickle-based weights are refused ({', '.join(pickled)}); opt in with"
             " source.allow_pickle to accept a clean picklescan report; nothing was downloaded"
         )
@@ -85,7 +85,7 @@ def download(source: HubSource, dest_root: Path) -> HubSnapshot:
     blobs = {s.rfilename: s.blob_id for s in siblings if not s.lfs and s.rfilename in wanted}
     unlisted = sorted(name for name, blob in blobs.items() if not (blob and GIT_BLOB.fullmatch(blob)))
     if unlisted:
-        raise WeightsError(
+        raise HubListingError(
             f"{where} ({sha}): the listing gives no git blob id for {', '.join(unlisted)}, so they could not be"
             " checked; nothing was downloaded (the Hugging Face Hub lists one for every file)"
         )
@@ -100,5 +100,5 @@ def download(source: HubSource, dest_root: Path) -> HubSnapshot:
             endpoint=endpoint,
         )
     except Exception as exc:  # same as above: one clear error for any client failure
-        raise WeightsError(f"{where} ({sha}): download failed ({type(exc).__name__}: {exc})") from None
+        raise HubError(f"{where} ({sha}): download failed ({type(exc).__name__}: {exc})") from None
     return HubSnapshot(sha, folder, wanted, lfs, {name: str(blob) for name, blob in blobs.items()})

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from ai_platform.artifacts import canonical_json, sha256_hex
-from ai_platform.errors import ShardIndexError, WeightsError
+from ai_platform.errors import (
+    NoWeightsError,
+    PickleNotAllowedError,
+    SecondOpinionError,
+    ShardIndexError,
+    WeightsManifestError,
+)
 from ai_platform.weights import pickles
 from ai_platform.weights.files import check_entry
 from ai_platform.weights.hashing import hash_files
@@ -34,7 +40,7 @@ def scan(folder: Path, *, allow_pickle: bool = False) -> list[str]:
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise WeightsError(f"{folder}: not a folder")
+        raise NoWeightsError(f"{folder}: not a folder")
     root = folder.resolve()
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):
@@ -47,7 +53,7 @@ def scan(folder: Path, *, allow_pickle: bool = False) -> list[str]:
             check_entry(path, relative, root)
             if pickles.is_pickle(path):
                 if not allow_pickle:
-                    raise WeightsError(
+                    raise PickleNotAllowedError(
                         f"{relative}: pickle-based weights are refused (they can run code when loaded);"
                         " opt in with source.allow_pickle to accept a clean picklescan report"
                     )
@@ -55,7 +61,7 @@ def scan(folder: Path, *, allow_pickle: bool = False) -> list[str]:
             found.append(relative)
     if not any(p.endswith(".safetensors") or (allow_pickle and pickles.is_pickle(p)) for p in found):
         kinds = ".safetensors or opted-in pickle" if allow_pickle else ".safetensors"
-        raise WeightsError(f"{folder}: no weights ({kinds} files)")
+        raise NoWeightsError(f"{folder}: no weights ({kinds} files)")
     return found
 
 
@@ -67,9 +73,9 @@ def second_opinion(path: Path, names: set[str]) -> None:
         with safe_open(str(path), "np") as f:
             theirs = set(f.keys())
     except Exception as exc:  # the reference reader's own error types vary by version
-        raise WeightsError(f"{path.name}: the safetensors library refuses it: {exc}") from None
+        raise SecondOpinionError(f"{path.name}: the safetensors library refuses it: {exc}") from None
     if theirs != names:
-        raise WeightsError(f"{path.name}: the safetensors library sees other tensors ({sorted(theirs ^ names)})")
+        raise SecondOpinionError(f"{path.name}: the safetensors library sees other tensors ({sorted(theirs ^ names)})")
 
 
 def build_manifest(
@@ -148,9 +154,9 @@ def load(path: Path) -> dict[str, Any]:
     try:
         manifest = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise WeightsError(f"{path}: cannot read manifest: {exc}") from None
+        raise WeightsManifestError(f"{path}: cannot read manifest: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("schema") != SCHEMA:
-        raise WeightsError(f"{path}: not a weights manifest (schema must be {SCHEMA!r})")
+        raise WeightsManifestError(f"{path}: not a weights manifest (schema must be {SCHEMA!r})")
     return manifest
 
 

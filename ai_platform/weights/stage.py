@@ -15,7 +15,7 @@ from typing import Any
 
 from ai_platform.artifacts import canonical_json, sha256_hex
 from ai_platform.config import LocalSource
-from ai_platform.errors import WeightsError
+from ai_platform.errors import HubListingError
 from ai_platform.records import RawWeights, SourceFile, VerifiedWeights
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
@@ -37,7 +37,7 @@ def fetch_raw(snap: SpecSnapshot) -> RawWeights:
         present = wm.scan(folder, allow_pickle=source.allow_pickle)
         if set(present) != set(pulled.files):  # exactly the vetted files of that commit, nothing else
             missing, extra = sorted(set(pulled.files) - set(present)), sorted(set(present) - set(pulled.files))
-            raise WeightsError(
+            raise HubListingError(
                 f"{source.repo_id}@{commit}: the download does not match the vetted listing"
                 f" (missing: {missing or 'none'}; unexpected: {extra or 'none'})"
             )
