@@ -16,13 +16,13 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
-from ai_platform.artifacts import ArtifactStore, FolderStore
 from ai_platform.errors import ConfigError
 from ai_platform.hosts import loopback
 from ai_platform.repo_paths import INSIDE, local_source_roots, model_folder, outside, repo_file
 from ai_platform.repo_yaml import parse_yaml, read_yaml
 
 if TYPE_CHECKING:
+    from ai_platform.artifacts import ArtifactStore
     from ai_platform.warehouse import Warehouse
 
 MODEL_NAME = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"  # a DNS label: it names k8s objects too
@@ -487,26 +487,23 @@ class Platform(BaseModel):
         """A state location from platform.yaml (artifacts, warehouse, inbox)."""
         return under(self.home, relative)
 
-    def warehouse(self) -> Warehouse:
-        """The warehouse platform.yaml names: a DuckDB file under the home, or a DuckLake."""
-        from ai_platform.warehouse import at
-
-        storage = self.config.storage
-        return at(storage.warehouse_location(self.home), storage.warehouse_data)
-
     @property
     def artifacts_path(self) -> Path:
         """This machine's artifact folder: the store itself on the embedded default, else its cache."""
         return self.state(self.config.storage.artifacts)
 
-    def artifacts(self) -> ArtifactStore:
-        """The artifact store platform.yaml names: this machine's folder, or the platform's registry."""
-        if self.config.storage.artifact_store == "folder":
-            return FolderStore(self.artifacts_path)
-        from ai_platform.oci.store import registry_store
+    # The site (`ai_platform.site`) builds the store and the warehouse; these two remain only for the stages
+    # not yet handed theirs (image, evaluation, rollout, weights, prompts, specs, serving state, feedback),
+    # and decide nothing: the store factory and the warehouse module do.
+    def warehouse(self) -> Warehouse:
+        from ai_platform.warehouse import at
 
-        registry = self.config.registry
-        return registry_store(registry.url, self.artifacts_path, registry.insecure, tuple(registry.token_realms))
+        return at(self.config.storage.warehouse_location(self.home), self.config.storage.warehouse_data)
+
+    def artifacts(self) -> ArtifactStore:
+        from ai_platform.oci.store import open_store
+
+        return open_store(self.config.storage.artifact_store, self.artifacts_path, self.config.registry)
 
     @property
     def gateway_keys_path(self) -> Path:

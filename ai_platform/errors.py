@@ -236,3 +236,18 @@ class RequestBodyError(PlatformError):
     def __init__(self, message: str, param: str | None = None) -> None:
         self.param = param
         super().__init__(message)
+
+
+# ---------------------------------------------------------------- the site (ai_platform/site.py, backends)
+
+
+class NoHomeError(ConfigError):
+    """No platform home: no `--home`, no $AI_PLATFORM_HOME, and no platform repo folder whose `.state` it would be."""
+
+
+class WorkloadError(PlatformError):
+    """A workload (the quantize job, in a subprocess or a GPU pod) could not start, or ended without a result."""
+
+
+class ClusterUnreachableError(ServingError):
+    """The Kubernetes backend could not reach its cluster: no kubeconfig or in-cluster account, or no answer."""

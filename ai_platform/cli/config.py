@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
-from ai_platform.cli.common import Areas, command, emit
+from ai_platform.cli.common import Areas, command, emit, location
 
 
 def config_validate(args: argparse.Namespace) -> None:
@@ -16,8 +15,7 @@ def config_validate(args: argparse.Namespace) -> None:
 
     repo = Path(args.repo)
     if args.ref:
-        home = Path(os.environ.get("AI_PLATFORM_HOME") or repo / ".state")
-        commit, platform = load_at(repo, home, args.ref)
+        commit, platform = load_at(repo, location(args).need_home(), args.ref)
         where = f"{repo}@{commit.sha[:12]}"
     else:
         platform, where = load_platform(repo), str(repo)

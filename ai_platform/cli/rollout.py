@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
-from ai_platform.cli.common import Areas, check_model_here, command, emit, epilog, home_of
+from ai_platform.cli.common import Areas, check_model_here, command, emit, epilog, home_of, location
 from ai_platform.config import PINNED_IMAGE, Platform
 from ai_platform.errors import ConfigError, MissingArtifactError, ServingError
+
+if TYPE_CHECKING:
+    from ai_platform.specs import SpecSnapshot
 
 
 def serve(args: argparse.Namespace) -> None:
@@ -23,14 +26,20 @@ def serve(args: argparse.Namespace) -> None:
     run_gateway(home, args.host, args.port, states_from=args.states_from)
 
 
-def rollout_rollback(args: argparse.Namespace) -> None:
-    from ai_platform.backend import for_config
+def pinned(args: argparse.Namespace) -> SpecSnapshot:
+    """The model's spec as its last run pinned it (what was rolled out), after checking the model is known here."""
     from ai_platform.specs import pinned_spec
 
-    home = home_of(args)
-    check_model_here(home, args.model)
-    snap = pinned_spec(home, args.model)
-    done = for_config(snap.platform.config).rollback(snap, lambda m: print(m, file=sys.stderr))
+    here = location(args)
+    check_model_here(here, args.model)
+    return pinned_spec(here.need_home(), args.model)
+
+
+def rollout_rollback(args: argparse.Namespace) -> None:
+    from ai_platform.site import site_of
+
+    snap = pinned(args)
+    done = site_of(snap.platform).backend.rollback(snap, lambda m: print(m, file=sys.stderr))
     emit(
         args,
         {"model": args.model, "color": done.color, "image": done.image, "bundle": done.bundle},
@@ -39,13 +48,15 @@ def rollout_rollback(args: argparse.Namespace) -> None:
 
 
 def rollout_stop(args: argparse.Namespace) -> None:
-    from ai_platform.rollout.local import stop
+    """The backend the pinned platform.yaml names stops the model: the local colour's vLLM, or the cluster's
+    Deployments scaled to 0 (their Service kept)."""
+    from ai_platform.site import site_of
 
-    home = home_of(args)
-    check_model_here(home, args.model)
-    stopped = stop(home, args.model, log=lambda m: print(m, file=sys.stderr))
+    snap = pinned(args)
+    backend = site_of(snap.platform).backend
+    stopped = backend.stop(snap, lambda m: print(m, file=sys.stderr))
     human = f"{args.model}: stopped {stopped}" if stopped else f"{args.model}: nothing live to stop"
-    emit(args, {"model": args.model, "stopped": stopped}, human)
+    emit(args, {"model": args.model, "target": backend.target, "stopped": stopped}, human)
 
 
 def rollout_render(args: argparse.Namespace) -> None:
@@ -54,9 +65,7 @@ def rollout_render(args: argparse.Namespace) -> None:
     from ai_platform.rollout import cluster_gateway, rbac
     from ai_platform.rollout.kubernetes import deployment, render, scaled_object
 
-    platform = load_platform(
-        Path(args.repo), home=Path(os.environ.get("AI_PLATFORM_HOME") or Path(args.repo) / ".state")
-    )
+    platform = load_platform(Path(args.repo), home=location(args).need_home())
     check_model(args.model, platform.models, f"the model specs in {args.repo}")
     spec = platform.model(args.model)
     image_ref, bundle = shipped(platform, spec.name, args.image, args.bundle)
@@ -83,10 +92,11 @@ def shipped(platform: Platform, model: str, image: str | None, bundle: str | Non
     pipeline last shipped for the model (its model_image and prompt_bundle records), never a placeholder."""
     from ai_platform.records import ModelImage, PromptBundle, Records
     from ai_platform.rollout.kubernetes import pinned_image_ref
+    from ai_platform.site import site_of
 
     if image and not PINNED_IMAGE.match(image):
         raise ConfigError(f"--image {image}: pin the model image by digest (HOST/REPO@sha256:<64 hex>)")
-    records = Records(platform.artifacts())
+    records = Records(site_of(platform).store)
     if not image:
         try:
             digest = records.read(ModelImage, model).digest
@@ -143,7 +153,8 @@ def add(areas: Areas) -> None:
         rollout,
         "stop",
         rollout_stop,
-        "stop a model's live color on this machine",
+        "stop a model where platform.yaml's backend serves it: the live color on this machine, or each color's"
+        " Deployment scaled to 0 in the cluster (its Service kept)",
         ("ai-platform rollout stop contract-reviewer --home demo/state",),
     )
     p.add_argument("model", metavar="MODEL", help=model_help)
