@@ -132,10 +132,20 @@ class GpuPod(Strict):
     count: int = Field(default=1, ge=1)
     node_selector: dict[str, str] = Field(default_factory=dict)
     tolerations: list[Toleration] = Field(default_factory=list)
-    # Pinned by digest on the kubernetes target (`PlatformConfig._images_pinned`): the canary's candidate
-    # and every colour run this very image, so what passed the canary is what serves.
+    # Pinned by digest: the canary's candidate and every colour run this very image, so what passed the
+    # canary is what serves. The kubernetes backend requires both (`KubernetesBackend.check`).
     image: str | None = None
     quantize_image: str | None = None
+
+    @field_validator("image", "quantize_image")
+    @classmethod
+    def _pinned(cls, image: str | None) -> str | None:
+        if image is not None and not PINNED_IMAGE.match(image):
+            raise ValueError(
+                f"{image!r} is not pinned by digest; a tag can move, so what passed the canary would not be what"
+                " serves (REPO[:TAG]@sha256:<64 hex>)"
+            )
+        return image
 
 
 class Autoscaling(Strict):
@@ -207,24 +217,6 @@ class PlatformConfig(Strict):
     kubernetes: Kubernetes = Field(default_factory=Kubernetes)
     feedback: Feedback = Field(default_factory=Feedback)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
-
-    @model_validator(mode="after")
-    def _images_pinned(self) -> PlatformConfig:
-        if self.execution.target != "kubernetes":
-            return self
-        gpu = self.kubernetes.gpu
-        for field, image in (("image", gpu.image), ("quantize_image", gpu.quantize_image)):
-            if image is None:
-                raise ValueError(
-                    f"kubernetes.gpu.{field}: required on the kubernetes target, pinned by digest"
-                    " (e.g. vllm/vllm-openai:v0.11.0@sha256:…)"
-                )
-            if not PINNED_IMAGE.match(image):
-                raise ValueError(
-                    f"kubernetes.gpu.{field}: {image!r} is not pinned by digest; a tag can move, so what"
-                    " passed the canary would not be what serves (REPO[:TAG]@sha256:<64 hex>)"
-                )
-        return self
 
     @model_validator(mode="after")
     def _store_has_registry(self) -> PlatformConfig:

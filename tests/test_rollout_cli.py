@@ -53,7 +53,7 @@ def test_stop_says_when_nothing_was_live(demo_repo: Path, tmp_path: Path) -> Non
     env = {"AI_PLATFORM_HOME": str(home), "AI_PLATFORM_REPO": str(demo_repo)}
     done = run("rollout", "stop", "contract-reviewer", "--json", env=env)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"model": "contract-reviewer", "stopped": None}
+    assert json.loads(done.stdout) == {"model": "contract-reviewer", "target": "embedded", "stopped": None}
     assert not (home / "rollout" / "contract-reviewer.json").exists()
 
 

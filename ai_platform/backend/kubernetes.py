@@ -10,7 +10,7 @@ from typing import Any
 from ai_platform.backend.base import RolloutReport, announce
 from ai_platform.backend.workload import Pod, Steps
 from ai_platform.config import ModelSpec, Platform, PlatformConfig
-from ai_platform.errors import ClusterUnreachableError
+from ai_platform.errors import ClusterUnreachableError, ConfigError
 from ai_platform.kube import gpu_pod_spec
 from ai_platform.logs import Log
 from ai_platform.rollout import kubernetes
@@ -21,6 +21,18 @@ COLORS = ("blue", "green")
 
 class KubernetesBackend:
     target = "kubernetes"
+
+    @classmethod
+    def check(cls, config: PlatformConfig) -> KubernetesBackend:
+        """The backend, for a platform.yaml that names the images it runs (the schema holds them pinned)."""
+        gpu = config.kubernetes.gpu
+        for field, image in (("image", gpu.image), ("quantize_image", gpu.quantize_image)):
+            if image is None:
+                raise ConfigError(
+                    f"platform.yaml: kubernetes.gpu.{field}: required on the kubernetes target, pinned by digest"
+                    " (e.g. vllm/vllm-openai:v0.11.0@sha256:…)"
+                )
+        return cls()
 
     def runtime(self) -> None:
         return None  # the GPU pool is not probed from the code location: the spec's scheme is produced

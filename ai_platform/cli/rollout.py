@@ -27,12 +27,24 @@ def serve(args: argparse.Namespace) -> None:
 
 
 def pinned(args: argparse.Namespace) -> SpecSnapshot:
-    """The model's spec as its last run pinned it (what was rolled out), after checking the model is known here."""
-    from ai_platform.specs import pinned_spec
+    """The model's spec as its last run here pinned it (what was rolled out), after checking the model is known;
+    never pinned here: as the branch has it now (nothing is pinned for it)."""
+    from ai_platform.platform_repo import load_at
+    from ai_platform.specs import SpecSnapshot, pinned_spec, spec_digest
 
     here = location(args)
     check_model_here(here, args.model)
-    return pinned_spec(here.need_home(), args.model)
+    home, git_dir = here.need_home(), here.git_dir()
+    try:
+        return pinned_spec(home, args.model)
+    except MissingArtifactError as exc:
+        if git_dir is None:
+            raise MissingArtifactError(
+                f"{exc}, so no platform.yaml here says which backend serves it: set AI_PLATFORM_REPO"
+            ) from None
+    commit, platform = load_at(git_dir, home, here.branch)
+    spec = platform.model(args.model)
+    return SpecSnapshot(commit, platform, spec, spec_digest(spec))
 
 
 def rollout_rollback(args: argparse.Namespace) -> None:
