@@ -10,7 +10,7 @@ from typing import Any
 from ai_platform.backend.base import RolloutReport, announce
 from ai_platform.backend.workload import Pod, Steps
 from ai_platform.config import ModelSpec, Platform, PlatformConfig
-from ai_platform.errors import ClusterUnreachableError, ConfigError
+from ai_platform.errors import ClusterUnreachableError, ConfigError, ServingError
 from ai_platform.kube import gpu_pod_spec
 from ai_platform.logs import Log
 from ai_platform.rollout import kubernetes
@@ -59,7 +59,7 @@ class KubernetesBackend:
 
     def stop(self, snap: SpecSnapshot, log: Log) -> str | None:
         """Each colour's ScaledObject paused at 0 replicas, then its Deployment scaled to 0: no pod holds a GPU.
-        The Service and every object stay, so a rollout or rollback starts the model again."""
+        The Service and every object stay: a rollback, or the rollout of another release, starts the model again."""
         from kubernetes.client import AppsV1Api
         from kubernetes.client.exceptions import ApiException
 
@@ -74,9 +74,14 @@ class KubernetesBackend:
             except ApiException as exc:
                 if exc.status == 404:  # never rolled out on this colour: nothing to stop, nothing to create
                     continue
-                raise
-            kubernetes._apply(api, paused)
-            apps.patch_namespaced_deployment_scale(name, plan.namespace, plan.scale)
+                raise ServingError(
+                    f"{plan.namespace}/{name}: reading the Deployment: {exc.status} {exc.reason}"
+                ) from None
+            try:
+                kubernetes._apply(api, paused)
+                apps.patch_namespaced_deployment_scale(name, plan.namespace, plan.scale)
+            except ApiException as exc:
+                raise ServingError(f"{plan.namespace}/{name}: scaling to 0: {exc.status} {exc.reason}") from None
             log(f"{snap.spec.name}: {plan.namespace}/{name} scaled to 0 replicas, its ScaledObject paused at 0")
             stopped.append(color)
         if not stopped:

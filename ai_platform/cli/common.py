@@ -72,6 +72,7 @@ def configured_path(args: argparse.Namespace, given: str | None, option: str, pi
     return here.state(pick(here))
 
 
+HOME_HELP = "the platform home (default: $AI_PLATFORM_HOME, else the repo folder's .state)"
 WAREHOUSE_HELP = "a DuckDB file or a ducklake:postgres:... catalog (default: platform.yaml's storage.warehouse)"
 
 

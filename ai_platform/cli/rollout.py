@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from ai_platform.cli.common import Areas, check_model_here, command, emit, epilog, home_of, location
+from ai_platform.cli.common import HOME_HELP, Areas, check_model_here, command, emit, epilog, home_of, location
 from ai_platform.config import PINNED_IMAGE, Platform
 from ai_platform.errors import ConfigError, MissingArtifactError, ServingError
 
@@ -143,7 +143,7 @@ def add(areas: Areas) -> None:
     p.set_defaults(handler=serve)
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8080, help="the port to listen on (default: 8080)")
-    p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
+    p.add_argument("--home", help=HOME_HELP)
     p.add_argument(
         "--states-from",
         metavar="REGISTRY_URL",
@@ -160,7 +160,7 @@ def add(areas: Areas) -> None:
         ("ai-platform rollout rollback contract-reviewer --home demo/state",),
     )
     p.add_argument("model", metavar="MODEL", help=model_help)
-    p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
+    p.add_argument("--home", help=HOME_HELP)
     p = command(
         rollout,
         "stop",
@@ -170,7 +170,7 @@ def add(areas: Areas) -> None:
         ("ai-platform rollout stop contract-reviewer --home demo/state",),
     )
     p.add_argument("model", metavar="MODEL", help=model_help)
-    p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
+    p.add_argument("--home", help=HOME_HELP)
     p = command(
         rollout,
         "render",
