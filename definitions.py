@@ -3,7 +3,7 @@
 import dagster as dg
 
 from assets import all_assets, all_checks, ingest_feedback, learn_from_feedback, ship_model
-from assets.execution import EXECUTION
+from assets.execution import EXECUTION, EXECUTOR, LOCATION
 from assets.maintenance import daily_maintenance, maintain_warehouse
 from assets.resources import default_resources
 from sensors import all_sensors
@@ -14,6 +14,6 @@ defs = dg.Definitions(
     jobs=[ship_model, ingest_feedback, learn_from_feedback, maintain_warehouse],
     schedules=[daily_maintenance],
     sensors=all_sensors,
-    resources=default_resources(EXECUTION),
-    executor=EXECUTION.executor(),  # platform.yaml's execution.target: embedded or kubernetes
+    resources=default_resources(EXECUTION, LOCATION),
+    executor=EXECUTOR,  # as the backend platform.yaml's execution.target names says: processes here, or pods
 )

@@ -6,7 +6,8 @@ Three kinds of things, each behind one interface (`ArtifactStore`):
   way a git ref names a commit;
 - *folders* (weights), kept whole and handed back as a local folder.
 
-Two implementations, chosen once from platform.yaml (`Platform.artifacts()`):
+Two implementations, chosen once from platform.yaml by the store factory (`ai_platform.oci.store.open_store`,
+the only place that reads `storage.artifact_store`):
 `FolderStore` here, a folder on this machine's disk (the embedded default), and
 `ai_platform.oci.store.RegistryStore`, ORAS-style artifacts in the
 platform's OCI registry, so a stage in a fresh pod finds every input without
@@ -73,6 +74,17 @@ class ArtifactStore(Protocol):
         """Keep a folder's files; the answer is what a record stores and `folder` resolves."""
         ...
 
+    @property
+    def keeps_folders_in_place(self) -> bool:
+        """True: a kept folder is the folder itself on this machine's disk, so a workload here reads its
+        inputs and writes its output in place; False: folders travel through the store (another machine's
+        workload fetches and keeps them itself, as `workload_settings` says)."""
+        ...
+
+    def workload_settings(self) -> dict[str, Any] | None:
+        """How a workload on another machine opens this store (plain JSON); None where it shares this disk."""
+        ...
+
     def folder(self, kept: str) -> Path:
         """A folder on this machine with exactly the files `keep_folder` kept."""
         ...
@@ -123,6 +135,13 @@ class FolderStore:
     def keep_folder(self, folder: Path) -> str:
         """On one machine the folder itself is kept: weights are not copied."""
         return str(folder)
+
+    @property
+    def keeps_folders_in_place(self) -> bool:
+        return True
+
+    def workload_settings(self) -> None:
+        return None
 
     def folder(self, kept: str) -> Path:
         path = Path(kept)

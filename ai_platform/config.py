@@ -16,13 +16,13 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
-from ai_platform.artifacts import ArtifactStore, FolderStore
 from ai_platform.errors import ConfigError
 from ai_platform.hosts import loopback
 from ai_platform.repo_paths import INSIDE, local_source_roots, model_folder, outside, repo_file
 from ai_platform.repo_yaml import parse_yaml, read_yaml
 
 if TYPE_CHECKING:
+    from ai_platform.artifacts import ArtifactStore
     from ai_platform.warehouse import Warehouse
 
 MODEL_NAME = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"  # a DNS label: it names k8s objects too
@@ -132,10 +132,20 @@ class GpuPod(Strict):
     count: int = Field(default=1, ge=1)
     node_selector: dict[str, str] = Field(default_factory=dict)
     tolerations: list[Toleration] = Field(default_factory=list)
-    # Pinned by digest on the kubernetes target (`PlatformConfig._images_pinned`): the canary's candidate
-    # and every colour run this very image, so what passed the canary is what serves.
+    # Pinned by digest: the canary's candidate and every colour run this very image, so what passed the
+    # canary is what serves. The kubernetes backend requires both (`KubernetesBackend.check`).
     image: str | None = None
     quantize_image: str | None = None
+
+    @field_validator("image", "quantize_image")
+    @classmethod
+    def _pinned(cls, image: str | None) -> str | None:
+        if image is not None and not PINNED_IMAGE.match(image):
+            raise ValueError(
+                f"{image!r} is not pinned by digest; a tag can move, so what passed the canary would not be what"
+                " serves (REPO[:TAG]@sha256:<64 hex>)"
+            )
+        return image
 
 
 class Autoscaling(Strict):
@@ -207,24 +217,6 @@ class PlatformConfig(Strict):
     kubernetes: Kubernetes = Field(default_factory=Kubernetes)
     feedback: Feedback = Field(default_factory=Feedback)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
-
-    @model_validator(mode="after")
-    def _images_pinned(self) -> PlatformConfig:
-        if self.execution.target != "kubernetes":
-            return self
-        gpu = self.kubernetes.gpu
-        for field, image in (("image", gpu.image), ("quantize_image", gpu.quantize_image)):
-            if image is None:
-                raise ValueError(
-                    f"kubernetes.gpu.{field}: required on the kubernetes target, pinned by digest"
-                    " (e.g. vllm/vllm-openai:v0.11.0@sha256:…)"
-                )
-            if not PINNED_IMAGE.match(image):
-                raise ValueError(
-                    f"kubernetes.gpu.{field}: {image!r} is not pinned by digest; a tag can move, so what"
-                    " passed the canary would not be what serves (REPO[:TAG]@sha256:<64 hex>)"
-                )
-        return self
 
     @model_validator(mode="after")
     def _store_has_registry(self) -> PlatformConfig:
@@ -487,26 +479,23 @@ class Platform(BaseModel):
         """A state location from platform.yaml (artifacts, warehouse, inbox)."""
         return under(self.home, relative)
 
-    def warehouse(self) -> Warehouse:
-        """The warehouse platform.yaml names: a DuckDB file under the home, or a DuckLake."""
-        from ai_platform.warehouse import at
-
-        storage = self.config.storage
-        return at(storage.warehouse_location(self.home), storage.warehouse_data)
-
     @property
     def artifacts_path(self) -> Path:
         """This machine's artifact folder: the store itself on the embedded default, else its cache."""
         return self.state(self.config.storage.artifacts)
 
-    def artifacts(self) -> ArtifactStore:
-        """The artifact store platform.yaml names: this machine's folder, or the platform's registry."""
-        if self.config.storage.artifact_store == "folder":
-            return FolderStore(self.artifacts_path)
-        from ai_platform.oci.store import registry_store
+    # The site (`ai_platform.site`) builds the store and the warehouse; these two remain only for the stages
+    # not yet handed theirs (image, evaluation, rollout, weights, prompts, specs, serving state, feedback),
+    # and decide nothing: the store factory and the warehouse module do.
+    def warehouse(self) -> Warehouse:
+        from ai_platform.warehouse import at
 
-        registry = self.config.registry
-        return registry_store(registry.url, self.artifacts_path, registry.insecure, tuple(registry.token_realms))
+        return at(self.config.storage.warehouse_location(self.home), self.config.storage.warehouse_data)
+
+    def artifacts(self) -> ArtifactStore:
+        from ai_platform.oci.store import open_store
+
+        return open_store(self.config.storage.artifact_store, self.artifacts_path, self.config.registry)
 
     @property
     def gateway_keys_path(self) -> Path:

@@ -415,3 +415,18 @@ class DemoFolderNotEmptyError(DemoError):
 
 class DemoModelCacheError(DemoError):
     """The cached demo model lacks a file it must have (config, tokenizer, weights)."""
+
+
+# ---------------------------------------------------------------- the site (ai_platform/site.py, backends)
+
+
+class NoHomeError(ConfigError):
+    """No platform home: no `--home`, no $AI_PLATFORM_HOME, and no platform repo folder whose `.state` it would be."""
+
+
+class WorkloadError(PlatformError):
+    """A workload (the quantize job, in a subprocess or a GPU pod) could not start, or ended without a result."""
+
+
+class ClusterUnreachableError(ServingError):
+    """The Kubernetes backend could not reach its cluster: no kubeconfig or in-cluster account, or no answer."""

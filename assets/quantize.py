@@ -73,8 +73,9 @@ def quantized_weights(
         choice = preflight(snap, backend.runtime())  # raises, naming the missing kernel, before any work
         record_preflight(warehouse, snap, choice, backend.target)
         context.log.info(f"serving preflight: {choice.reason}")
-        report = execution.run_workload(context, MODULE, job_for(snap, verified, choice), snap)
-        result = accept(snap, verified, choice, report)
+        job = job_for(snap, verified, choice, records.store)
+        report = execution.run_workload(context, MODULE, job, snap)
+        result = accept(snap, verified, choice, report, records.store)
     records.publish(result.record, snap.spec.name, passed=result.passed)
     record(warehouse, snap, result)
     checks = [

@@ -1,13 +1,12 @@
 """Resources: where the platform repo is and where runs keep state.
 
-Read from environment variables, so the same definitions serve `make demo`, the
-tests and a deployment that points elsewhere.
+Where they are comes from the site resolver (`ai_platform.site.locate`: the environment, with its one set of
+defaults), so the same definitions serve `make demo`, the tests and a deployment that points elsewhere.
 """
 
 from __future__ import annotations
 
 import fcntl
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +18,7 @@ from ai_platform.changes import COMMIT_TAG, local_repo, sync
 from ai_platform.config import Platform
 from ai_platform.errors import MissingArtifactError
 from ai_platform.records import Records
+from ai_platform.site import HOME_ENV, REPO_ENV, Location, Site, site, site_of
 from ai_platform.specs import SpecSnapshot, pinned_spec, snapshot_model_spec
 from ai_platform.warehouse import Warehouse
 from assets.execution import ExecutionBackend
@@ -55,7 +55,7 @@ class PlatformRepoResource(dg.ConfigurableResource):
             try:
                 return pinned_spec(home, model)
             except MissingArtifactError:  # a fresh pod: model_spec ran elsewhere and left its pin in the store
-                commit = self.platform().artifacts().ref("pins", model)["commit"]
+                commit = self.site().store.ref("pins", model)["commit"]
                 return snapshot_model_spec(local_repo(self.path, home), home, model, ref=commit)
         with _locked(home / "locks" / f"pin-{model}"):  # parallel first stages must not export twice
             try:
@@ -66,12 +66,24 @@ class PlatformRepoResource(dg.ConfigurableResource):
                 pass
             return snapshot_model_spec(local_repo(self.path, home), home, model, ref=self._run_commit)
 
+    @property
+    def location(self) -> Location:
+        return Location(self.path, Path(self.home), self.branch)
+
+    def site(self) -> Site:
+        """The branch head's platform.yaml at this home: its artifact store, warehouse and backend."""
+        return site(self.location)
+
+    def site_of(self, snap: SpecSnapshot) -> Site:
+        """The run's pinned platform.yaml at this home: the store, warehouse and backend its stages use."""
+        return site_of(snap.platform)
+
     def records(self, snap: SpecSnapshot) -> Records:
         """The stage records: what each stage published for the next to read."""
-        return Records(snap.platform.artifacts())
+        return Records(self.site_of(snap).store)
 
     def warehouse(self, snap: SpecSnapshot) -> Warehouse:
-        return snap.platform.warehouse()
+        return self.site_of(snap).warehouse
 
     def platform(self) -> Platform:
         """The platform config at the branch head, for stages that serve every model (feedback, trust)."""
@@ -88,12 +100,14 @@ def _locked(path: Path) -> Iterator[None]:
         yield
 
 
-def default_resources(execution: ExecutionBackend) -> dict[str, dg.ConfigurableResource]:
+def default_resources(execution: ExecutionBackend, location: Location) -> dict[str, dg.ConfigurableResource]:
+    """The resources at `location` (the site resolver's answer when the code location loaded); what it could not
+    resolve stays an environment variable, which Dagster names when a run needs it."""
     return {
         "platform_repo": PlatformRepoResource(
-            path=dg.EnvVar("AI_PLATFORM_REPO"),
-            home=dg.EnvVar("AI_PLATFORM_HOME"),
-            branch=os.environ.get("AI_PLATFORM_BRANCH", "main"),
+            path=location.repo or dg.EnvVar(REPO_ENV),
+            home=str(location.home) if location.home else dg.EnvVar(HOME_ENV),
+            branch=location.branch,
         ),
         "execution": execution,
     }

@@ -9,13 +9,11 @@ more. Ingestion itself is idempotent, so a run too many would add nothing.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import dagster as dg
 
-from ai_platform.changes import local_repo, shown
+from ai_platform.changes import shown
 from ai_platform.errors import PlatformError
-from ai_platform.feedback.inbox import SETTLE_S, already_ingested, inbox_path, run_key, scan
+from ai_platform.feedback.inbox import SETTLE_S, already_ingested, run_key, scan
 from assets import ingest_feedback
 from assets.resources import PlatformRepoResource
 
@@ -30,10 +28,11 @@ from assets.resources import PlatformRepoResource
 def inbox_sensor(
     context: dg.SensorEvaluationContext, platform_repo: PlatformRepoResource
 ) -> dg.SensorResult | dg.SkipReason:
-    home, branch = Path(platform_repo.home), platform_repo.branch
+    branch = platform_repo.branch
     try:
         # The git sensor keeps a remote's mirror fresh; this one only reads the branch it has.
-        inbox = inbox_path(local_repo(platform_repo.path, home), home, branch)
+        site = platform_repo.site()
+        inbox = site.state(site.config.feedback.inbox)
     except PlatformError as exc:
         return dg.SkipReason(f"cannot read the inbox setting from {shown(platform_repo.path)}@{branch}: {exc}")
     if not inbox.is_dir():

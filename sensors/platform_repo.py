@@ -13,7 +13,6 @@ with the reason and keeps the cursor, so the next tick retries the same commits.
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import dagster as dg
 
@@ -112,9 +111,10 @@ def _unshipped(instance: dg.DagsterInstance, done: Plan) -> Plan:
 def platform_repo_sensor(
     context: dg.SensorEvaluationContext, platform_repo: PlatformRepoResource
 ) -> dg.SensorResult | dg.SkipReason:
-    branch, cursor = platform_repo.branch, context.cursor
+    here, cursor = platform_repo.location, context.cursor
+    branch = here.branch
     try:
-        repo = sync(platform_repo.path, Path(platform_repo.home), branch)
+        repo = sync(platform_repo.path, here.need_home(), branch)
         done = plan(repo, branch, cursor, MAX_COMMITS_PER_TICK)
     except PlatformError as exc:  # keep the cursor: the next tick retries the same commits
         kept = cursor[:12] if cursor else "none yet"

@@ -19,7 +19,12 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_config_validate(demo_repo: Path) -> None:
     done = run("config", "validate", str(demo_repo), "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"ok": True, "platform": "demo", "models": ["contract-reviewer"]}
+    assert json.loads(done.stdout) == {
+        "ok": True,
+        "platform": "demo",
+        "target": "embedded",
+        "models": ["contract-reviewer"],
+    }
 
 
 def test_config_validate_error_names_file_field_and_choices(tmp_path: Path) -> None:

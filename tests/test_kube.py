@@ -34,6 +34,7 @@ kubernetes:
 
 
 def platform(tmp_path: Path, text: str = PLATFORM):
+    tmp_path.mkdir(exist_ok=True)
     (tmp_path / "platform.yaml").write_text(text)
     (tmp_path / "models").mkdir()
     return load_platform(tmp_path, home=Path("/var/lib/ai-platform"))
@@ -79,10 +80,17 @@ def test_gpu_pod_renders_and_validates_strictly(tmp_path: Path) -> None:
     ],
 )
 def test_the_kubernetes_target_refuses_unpinned_images(tmp_path: Path, gpu: dict, named: str) -> None:
-    """A tag can move: the image the canary passed would not be the one the colours run."""
+    """A tag can move: the image the canary passed would not be the one the colours run. The schema refuses an
+    unpinned image on any target; the kubernetes backend, chosen from the config, refuses a missing one."""
+    from ai_platform.backend import for_config
+
     text = yaml.safe_dump({"name": "acme", "execution": {"target": "kubernetes"}, "kubernetes": {"gpu": gpu}})
     with pytest.raises(ConfigError, match=named):
-        platform(tmp_path, text)
+        for_config(platform(tmp_path, text).config)
+    embedded = yaml.safe_dump({"name": "acme", "kubernetes": {"gpu": gpu}})
+    if "pinned" in named:
+        with pytest.raises(ConfigError, match=named):
+            platform(tmp_path / "embedded", embedded)
 
 
 def test_kubernetes_profile_is_read_from_the_tracked_branch(tmp_path: Path) -> None:
@@ -104,7 +112,7 @@ def test_kubernetes_profile_is_read_from_the_tracked_branch(tmp_path: Path) -> N
     (repo / "platform.yaml").write_text("name: acme\n")  # uncommitted: not what the branch says
     probe = (
         "import assets.execution as e; from definitions import defs;"
-        " print(e.EXECUTION.target, e.EXECUTION.executor().name,"
+        " print(e.EXECUTION.target, e.EXECUTOR.name,"
         " sorted({t for a in defs.assets if hasattr(a, 'op') for t in a.op.tags if t.startswith('dagster-k8s')}))"
     )
     env = {"AI_PLATFORM_REPO": str(repo), "AI_PLATFORM_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
@@ -154,9 +162,10 @@ def test_a_run_pinned_to_another_target_than_the_code_location_loaded_is_refused
 
     from ai_platform.backend.embedded import EmbeddedBackend
     from ai_platform.specs import snapshot_model_spec
-    from assets.execution import EmbeddedExecution, KubernetesExecution
+    from assets.execution import ExecutionBackend
 
     snap = snapshot_model_spec(own_demo_repo, tmp_path / "home", MODEL)  # the demo's platform.yaml: embedded
-    assert isinstance(EmbeddedExecution().for_run(snap), EmbeddedBackend), "the library's backend, not the resource"
+    embedded = ExecutionBackend(target="embedded").for_run(snap)
+    assert isinstance(embedded, EmbeddedBackend), "the library's backend, not the resource"
     with pytest.raises(ConfigError, match="names the 'embedded' backend, but this code location loaded 'kubernetes'"):
-        KubernetesExecution().for_run(snap)
+        ExecutionBackend(target="kubernetes").for_run(snap)

@@ -22,6 +22,7 @@ from ai_platform.quantize.stage import job_for, preflight
 from ai_platform.records import QuantizedWeights, Records, VerifiedWeights
 from ai_platform.serving.runtime import ISA_ENV, probe
 from ai_platform.serving.vllm import SERVE_PYTHON
+from ai_platform.site import site_of
 from ai_platform.specs import pinned_spec
 from ai_platform.warehouse import Warehouse
 from ai_platform.weights import manifest as wm
@@ -183,8 +184,9 @@ def test_weights_changed_after_verification_are_refused(instance, tmp_path: Path
 def test_a_killed_workload_leaves_nothing_a_later_step_could_take(instance, tmp_path: Path) -> None:
     assert materialize(instance, *CHAIN[:3]).success
     snap = pinned_spec(tmp_path / "home", MODEL)
-    verified = Records(snap.platform.artifacts()).read(VerifiedWeights, MODEL)
-    job = job_for(snap, verified, preflight(snap, probe(SERVE_PYTHON)))
+    store = site_of(snap.platform).store
+    verified = Records(store).read(VerifiedWeights, MODEL)
+    job = job_for(snap, verified, preflight(snap, probe(SERVE_PYTHON)), store)
     job_file = tmp_path / "job.json"
     job_file.write_text(json.dumps(job))
     output_root = Path(job["output_root"])

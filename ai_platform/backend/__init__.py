@@ -9,11 +9,12 @@ __all__ = ["Backend", "RolloutReport", "for_config"]
 
 
 def for_config(config: PlatformConfig) -> Backend:
-    """The backend platform.yaml's `execution.target` names."""
+    """The backend platform.yaml's `execution.target` names, once it has checked the config has what it needs
+    (a ConfigError naming the field otherwise)."""
     if config.execution.target == "kubernetes":
         from ai_platform.backend.kubernetes import KubernetesBackend
 
-        return KubernetesBackend()
+        return KubernetesBackend.check(config)
     from ai_platform.backend.embedded import EmbeddedBackend
 
     return EmbeddedBackend()

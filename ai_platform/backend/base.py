@@ -3,9 +3,9 @@
 Two implementations, chosen once from platform.yaml (`ai_platform.backend.for_config`):
 `embedded` (subprocesses on this machine) and `kubernetes` (pods, Deployments and
 Services in a cluster). Stages and assets call these methods and never ask which
-one they have. The orchestration half of the seam (the executor,
-workloads through Dagster Pipes) is `assets/execution.py`, which wraps the chosen
-backend as the `execution` resource.
+one they have. The backend also says how a run's steps and its workloads execute
+(`steps`, `workload`: plain data, `backend/workload.py`); `assets/execution.py`
+hands that to Dagster (the executor, Pipes) as the `execution` resource.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ai_platform.backend.workload import Steps, Workload
+from ai_platform.config import Platform, PlatformConfig
 from ai_platform.logs import Log
 from ai_platform.rollout.notify import notify
 from ai_platform.serving.runtime import Runtime
@@ -73,10 +75,18 @@ class Backend(Protocol):
         """Return the model to its previous image and bundle."""
         ...
 
-    def stop(self, snap: SpecSnapshot, log: Log) -> None:
-        """Stop serving the model."""
+    def stop(self, snap: SpecSnapshot, log: Log) -> str | None:
+        """Stop serving the model; what was stopped, in words (None: nothing was live)."""
         ...
 
     def idle_color(self, snap: SpecSnapshot) -> str:
         """The color the next rollout of the model would start."""
+        ...
+
+    def steps(self, config: PlatformConfig) -> Steps:
+        """Where a run's steps execute."""
+        ...
+
+    def workload(self, platform: Platform, module: str) -> Workload:
+        """How `python -m module` (a heavy stage's workload, e.g. quantization) runs for `platform`."""
         ...

@@ -5,14 +5,21 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from ai_platform.backend.base import RolloutReport, announce
+from ai_platform.backend.workload import Steps, Subprocess
+from ai_platform.config import Platform, PlatformConfig
+from ai_platform.errors import WorkloadError
 from ai_platform.logs import Log
 from ai_platform.rollout import local
 from ai_platform.serving import state
 from ai_platform.serving.runtime import Runtime, probe
 from ai_platform.serving.vllm import SERVE_PYTHON, healthy, launch_image
 from ai_platform.specs import SpecSnapshot
+
+QUANTIZE_PYTHON = Path(__file__).resolve().parents[2] / ".venvs" / "quantize" / "bin" / "python"
+WORKLOAD_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_UPDATE_CHECK": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
 class EmbeddedBackend:
@@ -49,11 +56,20 @@ class EmbeddedBackend:
     def rollback(self, snap: SpecSnapshot, log: Log) -> RolloutReport:
         return announce(snap.spec.name, _report(snap, local.rollback(snap, log=log)), log)
 
-    def stop(self, snap: SpecSnapshot, log: Log) -> None:
-        local.stop(snap.platform.home, snap.spec.name, log=log)
+    def stop(self, snap: SpecSnapshot, log: Log) -> str | None:
+        return local.stop(snap.platform.home, snap.spec.name, log=log)
 
     def idle_color(self, snap: SpecSnapshot) -> str:
         return state.idle_color(snap.platform.home, snap.spec.name)
+
+    def steps(self, config: PlatformConfig) -> Steps:
+        return Steps(max_concurrent=2)  # two cores on the embedded default; heavy stages run out of process anyway
+
+    def workload(self, platform: Platform, module: str) -> Subprocess:
+        """A subprocess in the quantize environment's own Python (`make envs` creates it)."""
+        if not QUANTIZE_PYTHON.is_file():
+            raise WorkloadError(f"{QUANTIZE_PYTHON} is missing: `make envs` creates the quantize environment")
+        return Subprocess([str(QUANTIZE_PYTHON), "-m", module], dict(WORKLOAD_ENV))
 
 
 def _report(snap: SpecSnapshot, rollout: local.Rollout) -> RolloutReport:

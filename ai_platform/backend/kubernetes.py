@@ -2,17 +2,37 @@
 
 from __future__ import annotations
 
+import os
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
 
 from ai_platform.backend.base import RolloutReport, announce
-from ai_platform.errors import ServingError
+from ai_platform.backend.workload import Pod, Steps
+from ai_platform.config import ModelSpec, Platform, PlatformConfig
+from ai_platform.errors import ClusterUnreachableError, ConfigError, ServingError
+from ai_platform.kube import gpu_pod_spec
 from ai_platform.logs import Log
 from ai_platform.rollout import kubernetes
 from ai_platform.specs import SpecSnapshot
 
+COLORS = ("blue", "green")
+
 
 class KubernetesBackend:
     target = "kubernetes"
+
+    @classmethod
+    def check(cls, config: PlatformConfig) -> KubernetesBackend:
+        """The backend, for a platform.yaml that names the images it runs (the schema holds them pinned)."""
+        gpu = config.kubernetes.gpu
+        for field, image in (("image", gpu.image), ("quantize_image", gpu.quantize_image)):
+            if image is None:
+                raise ConfigError(
+                    f"platform.yaml: kubernetes.gpu.{field}: required on the kubernetes target, pinned by digest"
+                    " (e.g. vllm/vllm-openai:v0.11.0@sha256:…)"
+                )
+        return cls()
 
     def runtime(self) -> None:
         return None  # the GPU pool is not probed from the code location: the spec's scheme is produced
@@ -37,10 +57,92 @@ class KubernetesBackend:
             snap.spec.name, RolloutReport("rollback", done["color"], image, bundle, done["endpoint"], details), log
         )
 
-    def stop(self, snap: SpecSnapshot, log: Log) -> None:
-        raise ServingError(
-            f"{snap.spec.name}: stop on Kubernetes is not built yet; scale the model's Deployments to zero with kubectl"
-        )
+    def stop(self, snap: SpecSnapshot, log: Log) -> str | None:
+        """Each colour's ScaledObject paused at 0 replicas, then its Deployment scaled to 0: no pod holds a GPU.
+        The Service and every object stay: a rollback, or the rollout of another release, starts the model again."""
+        from kubernetes.client import AppsV1Api
+        from kubernetes.client.exceptions import ApiException
+
+        plan = stop_plan(snap.platform, snap.spec)
+        api = connect(plan.namespace)
+        apps = AppsV1Api(api.client)
+        stopped = []
+        for color, paused in plan.colors:
+            name = paused["metadata"]["name"]
+            try:
+                apps.read_namespaced_deployment(name, plan.namespace)
+            except ApiException as exc:
+                if exc.status == 404:  # never rolled out on this colour: nothing to stop, nothing to create
+                    continue
+                raise ServingError(
+                    f"{plan.namespace}/{name}: reading the Deployment: {exc.status} {exc.reason}"
+                ) from None
+            try:
+                kubernetes._apply(api, paused)
+                apps.patch_namespaced_deployment_scale(name, plan.namespace, plan.scale)
+            except ApiException as exc:
+                raise ServingError(f"{plan.namespace}/{name}: scaling to 0: {exc.status} {exc.reason}") from None
+            log(f"{snap.spec.name}: {plan.namespace}/{name} scaled to 0 replicas, its ScaledObject paused at 0")
+            stopped.append(color)
+        if not stopped:
+            return None
+        return f"{', '.join(stopped)} in {plan.namespace} (Service {plan.service} kept)"
 
     def idle_color(self, snap: SpecSnapshot) -> str:
         return kubernetes.idle_color(kubernetes.live_rollout(snap.platform, snap.spec.name))
+
+    def steps(self, config: PlatformConfig) -> Steps:
+        """Runs launched by the instance's K8sRunLauncher (deploy/dagster-instance.kubernetes.yaml), a pod per
+        step that asks for no GPU, labelled as a run pod: vLLM's NetworkPolicy admits the canary and the warm-up."""
+        return Steps(max_concurrent=4, namespace=config.kubernetes.namespace, pod_labels=dict(kubernetes.RUN_POD))
+
+    def workload(self, platform: Platform, module: str) -> Pod:
+        """A GPU pod of the quantize image (`kube.gpu_pod_spec`), in the platform's namespace."""
+        k8s = platform.config.kubernetes
+        command = ["python", "-m", module]
+        spec = gpu_pod_spec(platform, k8s.gpu.quantize_image, command, image_field="quantize_image")
+        return Pod(k8s.namespace, spec)
+
+
+@dataclass(frozen=True)
+class StopPlan:
+    """What `stop` changes in the cluster, rendered without one."""
+
+    namespace: str
+    service: str  # left as it is
+    colors: tuple[tuple[str, dict[str, Any]], ...]  # each colour and its ScaledObject, paused at 0 replicas
+    scale: dict[str, Any]  # the patch of each colour's Deployment `scale` subresource
+
+
+def stop_plan(platform: Platform, spec: ModelSpec) -> StopPlan:
+    paused = tuple((color, kubernetes.scaled_object(platform, spec, color, retired=True)) for color in COLORS)
+    namespace = platform.config.kubernetes.namespace
+    return StopPlan(namespace, f"{namespace}/{spec.name}", paused, {"spec": {"replicas": 0}})
+
+
+def connect(namespace: str) -> Any:
+    """A dynamic client of the cluster the kubeconfig (or the pod's service account) names; a
+    ClusterUnreachableError naming where it looked when there is none or it does not answer."""
+    from kubernetes import client, config, dynamic
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION
+    from urllib3.exceptions import HTTPError
+
+    kubeconfig = os.path.expanduser(KUBE_CONFIG_DEFAULT_LOCATION)  # $KUBECONFIG, else ~/.kube/config
+    try:
+        if os.path.exists(kubeconfig):
+            config.load_kube_config(kubeconfig)
+        else:
+            config.load_incluster_config()
+    except ConfigException as exc:
+        raise ClusterUnreachableError(
+            f"no cluster for namespace {namespace}: no kubeconfig at {kubeconfig} and no in-cluster service"
+            f" account ({exc})"
+        ) from None
+    try:
+        return dynamic.DynamicClient(client.ApiClient())
+    except HTTPError as exc:
+        host = client.Configuration.get_default_copy().host
+        raise ClusterUnreachableError(
+            f"the cluster at {host} (kubeconfig {kubeconfig}) did not answer for namespace {namespace}: {exc}"
+        ) from None

@@ -1,20 +1,17 @@
-"""What every command shares: the result printer, the --json convention, where the home and warehouse are."""
+"""What every command shares: the result printer, the --json convention, where the platform is (the site resolver)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ai_platform.errors import PlatformError
-
 if TYPE_CHECKING:
-    from ai_platform.config import PlatformConfig
+    from ai_platform.site import Location, Site
     from ai_platform.warehouse import Warehouse
 
 Handler = Callable[[argparse.Namespace], Any]
@@ -52,33 +49,30 @@ def json_default(value: Any) -> Any:
     return str(value)
 
 
-def _configured() -> tuple[PlatformConfig, Path]:
-    """platform.yaml (on $AI_PLATFORM_REPO's branch when set, the default otherwise) and $AI_PLATFORM_HOME."""
-    from ai_platform.changes import local_repo
-    from ai_platform.config import PlatformConfig
-    from ai_platform.platform_repo import config_at
+def location(args: argparse.Namespace) -> Location:
+    """Where the platform is for this command: its --repo, --home and --branch where it has them, else the
+    environment, with the site resolver's defaults (`ai_platform.site`)."""
+    from ai_platform.site import locate
 
-    home = os.environ.get("AI_PLATFORM_HOME")
-    if not home:
-        raise PlatformError("set AI_PLATFORM_HOME or pass the location")
-    repo, branch = os.environ.get("AI_PLATFORM_REPO"), os.environ.get("AI_PLATFORM_BRANCH", "main")
-    config = config_at(local_repo(repo, Path(home)), branch) if repo else PlatformConfig(name="default")
-    return config, Path(home)
+    return locate(getattr(args, "repo", None), getattr(args, "home", None), getattr(args, "branch", None))
 
 
-def configured_path(given: str | None, option: str, pick: Callable[[PlatformConfig], str]) -> Path:
-    """`given` (the command's --option), else the location platform.yaml names (`pick`), under $AI_PLATFORM_HOME."""
-    from ai_platform.config import under
+def site_of(args: argparse.Namespace, option: str = "--home DIR") -> Site:
+    """The site this command works on: the branch's platform.yaml at the home, its store, warehouse, backend."""
+    from ai_platform.site import site
 
+    return site(location(args), option)
+
+
+def configured_path(args: argparse.Namespace, given: str | None, option: str, pick: Callable[[Site], str]) -> Path:
+    """`given` (the command's --option), else the location platform.yaml names (`pick`), under the home."""
     if given:
         return Path(given)
-    try:
-        config, home = _configured()
-    except PlatformError:
-        raise PlatformError(f"pass {option} or set AI_PLATFORM_HOME") from None
-    return under(home, pick(config))
+    here = site_of(args, option)
+    return here.state(pick(here))
 
 
+HOME_HELP = "the platform home (default: $AI_PLATFORM_HOME, else the repo folder's .state)"
 WAREHOUSE_HELP = "a DuckDB file or a ducklake:postgres:... catalog (default: platform.yaml's storage.warehouse)"
 
 
@@ -88,30 +82,22 @@ def warehouse_at(args: argparse.Namespace) -> Warehouse:
 
     if args.warehouse:
         return at(args.warehouse)
-    try:
-        config, home = _configured()
-    except PlatformError:
-        raise PlatformError("pass --warehouse DB or set AI_PLATFORM_HOME") from None
-    return at(config.storage.warehouse_location(home), config.storage.warehouse_data)
+    return site_of(args, "--warehouse DB").warehouse
 
 
 def home_of(args: argparse.Namespace) -> Path:
-    home = getattr(args, "home", None) or os.environ.get("AI_PLATFORM_HOME")
-    if not home:
-        raise PlatformError("no platform home: pass --home DIR or set AI_PLATFORM_HOME")
-    return Path(home)
+    return location(args).need_home()
 
 
-def check_model_here(home: Path, model: str) -> None:
-    """`model` is one this machine knows: a rollout state or pin in `home`, or a spec on $AI_PLATFORM_REPO's branch."""
-    from ai_platform.changes import local_repo
+def check_model_here(here: Location, model: str) -> None:
+    """`model` is one this machine knows: a rollout state or pin in the home, or a spec on the repo's branch."""
     from ai_platform.known_models import check_model, known_models
 
-    repo, branch = os.environ.get("AI_PLATFORM_REPO"), os.environ.get("AI_PLATFORM_BRANCH", "main")
+    home, repo, branch = here.need_home(), here.git_dir(), here.branch
     where = f"the rollout states and pinned specs in {home}"
     if repo:
-        known = known_models(home, local_repo(repo, home), branch)
-        where += f" and the model specs in {repo} at {branch}"
+        known = known_models(home, repo, branch)
+        where += f" and the model specs in {here.repo} at {branch}"
     else:
         known = known_models(home)
         where += "; set AI_PLATFORM_REPO to include the platform repo's model specs"

@@ -3,28 +3,29 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
-from ai_platform.cli.common import Areas, command, emit
+from ai_platform.cli.common import Areas, command, emit, location
 
 
 def config_validate(args: argparse.Namespace) -> None:
     from ai_platform.config import load_platform
     from ai_platform.platform_repo import load_at
+    from ai_platform.site import site_of
     from ai_platform.validate import validate
 
     repo = Path(args.repo)
     if args.ref:
-        home = Path(os.environ.get("AI_PLATFORM_HOME") or repo / ".state")
-        commit, platform = load_at(repo, home, args.ref)
+        commit, platform = load_at(repo, location(args).need_home(), args.ref)
         where = f"{repo}@{commit.sha[:12]}"
     else:
         platform, where = load_platform(repo), str(repo)
+    backend = site_of(platform).backend  # the backend platform.yaml names has what it needs (on Kubernetes: images)
     validate(platform, where=where)  # prompts compile, gates name measured metrics, eval sets load
     models = sorted(platform.models)
     summary = f"{len(models)} model spec{'s' if len(models) != 1 else ''}: {', '.join(models) or 'none'}"
-    emit(args, {"ok": True, "platform": platform.config.name, "models": models}, f"{where}: ok ({summary})")
+    result = {"ok": True, "platform": platform.config.name, "target": backend.target, "models": models}
+    emit(args, result, f"{where}: ok ({summary}; {backend.target} target)")
 
 
 def add(areas: Areas) -> None:

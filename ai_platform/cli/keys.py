@@ -10,7 +10,7 @@ from ai_platform.cli.common import Areas, command, configured_path, emit
 
 
 def _path(args: argparse.Namespace) -> Path:
-    return configured_path(args.keys, "--keys FILE", lambda config: config.gateway.keys)
+    return configured_path(args, args.keys, "--keys FILE", lambda site: site.config.gateway.keys)
 
 
 def keys_create(args: argparse.Namespace) -> None:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
-from ai_platform.cli.common import Areas, check_model_here, command, emit, epilog, home_of
+from ai_platform.cli.common import HOME_HELP, Areas, check_model_here, command, emit, epilog, home_of, location
 from ai_platform.config import PINNED_IMAGE, Platform
 from ai_platform.errors import ConfigError, MissingArtifactError, ServingError
+
+if TYPE_CHECKING:
+    from ai_platform.specs import SpecSnapshot
 
 
 def serve(args: argparse.Namespace) -> None:
@@ -23,14 +26,32 @@ def serve(args: argparse.Namespace) -> None:
     run_gateway(home, args.host, args.port, states_from=args.states_from)
 
 
-def rollout_rollback(args: argparse.Namespace) -> None:
-    from ai_platform.backend import for_config
-    from ai_platform.specs import pinned_spec
+def pinned(args: argparse.Namespace) -> SpecSnapshot:
+    """The model's spec as its last run here pinned it (what was rolled out), after checking the model is known;
+    never pinned here: as the branch has it now (nothing is pinned for it)."""
+    from ai_platform.platform_repo import load_at
+    from ai_platform.specs import SpecSnapshot, pinned_spec, spec_digest
 
-    home = home_of(args)
-    check_model_here(home, args.model)
-    snap = pinned_spec(home, args.model)
-    done = for_config(snap.platform.config).rollback(snap, lambda m: print(m, file=sys.stderr))
+    here = location(args)
+    check_model_here(here, args.model)
+    home, git_dir = here.need_home(), here.git_dir()
+    try:
+        return pinned_spec(home, args.model)
+    except MissingArtifactError as exc:
+        if git_dir is None:
+            raise MissingArtifactError(
+                f"{exc}, so no platform.yaml here says which backend serves it: set AI_PLATFORM_REPO"
+            ) from None
+    commit, platform = load_at(git_dir, home, here.branch)
+    spec = platform.model(args.model)
+    return SpecSnapshot(commit, platform, spec, spec_digest(spec))
+
+
+def rollout_rollback(args: argparse.Namespace) -> None:
+    from ai_platform.site import site_of
+
+    snap = pinned(args)
+    done = site_of(snap.platform).backend.rollback(snap, lambda m: print(m, file=sys.stderr))
     emit(
         args,
         {"model": args.model, "color": done.color, "image": done.image, "bundle": done.bundle},
@@ -39,13 +60,15 @@ def rollout_rollback(args: argparse.Namespace) -> None:
 
 
 def rollout_stop(args: argparse.Namespace) -> None:
-    from ai_platform.rollout.local import stop
+    """The backend the pinned platform.yaml names stops the model: the local colour's vLLM, or the cluster's
+    Deployments scaled to 0 (their Service kept)."""
+    from ai_platform.site import site_of
 
-    home = home_of(args)
-    check_model_here(home, args.model)
-    stopped = stop(home, args.model, log=lambda m: print(m, file=sys.stderr))
+    snap = pinned(args)
+    backend = site_of(snap.platform).backend
+    stopped = backend.stop(snap, lambda m: print(m, file=sys.stderr))
     human = f"{args.model}: stopped {stopped}" if stopped else f"{args.model}: nothing live to stop"
-    emit(args, {"model": args.model, "stopped": stopped}, human)
+    emit(args, {"model": args.model, "target": backend.target, "stopped": stopped}, human)
 
 
 def rollout_render(args: argparse.Namespace) -> None:
@@ -54,9 +77,7 @@ def rollout_render(args: argparse.Namespace) -> None:
     from ai_platform.rollout import cluster_gateway, rbac
     from ai_platform.rollout.kubernetes import deployment, render, scaled_object
 
-    platform = load_platform(
-        Path(args.repo), home=Path(os.environ.get("AI_PLATFORM_HOME") or Path(args.repo) / ".state")
-    )
+    platform = load_platform(Path(args.repo), home=location(args).need_home())
     check_model(args.model, platform.models, f"the model specs in {args.repo}")
     spec = platform.model(args.model)
     image_ref, bundle = shipped(platform, spec.name, args.image, args.bundle)
@@ -83,10 +104,11 @@ def shipped(platform: Platform, model: str, image: str | None, bundle: str | Non
     pipeline last shipped for the model (its model_image and prompt_bundle records), never a placeholder."""
     from ai_platform.records import ModelImage, PromptBundle, Records
     from ai_platform.rollout.kubernetes import pinned_image_ref
+    from ai_platform.site import site_of
 
     if image and not PINNED_IMAGE.match(image):
         raise ConfigError(f"--image {image}: pin the model image by digest (HOST/REPO@sha256:<64 hex>)")
-    records = Records(platform.artifacts())
+    records = Records(site_of(platform).store)
     if not image:
         try:
             digest = records.read(ModelImage, model).digest
@@ -121,7 +143,7 @@ def add(areas: Areas) -> None:
     p.set_defaults(handler=serve)
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8080, help="the port to listen on (default: 8080)")
-    p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
+    p.add_argument("--home", help=HOME_HELP)
     p.add_argument(
         "--states-from",
         metavar="REGISTRY_URL",
@@ -138,16 +160,17 @@ def add(areas: Areas) -> None:
         ("ai-platform rollout rollback contract-reviewer --home demo/state",),
     )
     p.add_argument("model", metavar="MODEL", help=model_help)
-    p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
+    p.add_argument("--home", help=HOME_HELP)
     p = command(
         rollout,
         "stop",
         rollout_stop,
-        "stop a model's live color on this machine",
+        "stop a model where platform.yaml's backend serves it: the live color on this machine, or each color's"
+        " Deployment scaled to 0 in the cluster (its Service kept)",
         ("ai-platform rollout stop contract-reviewer --home demo/state",),
     )
     p.add_argument("model", metavar="MODEL", help=model_help)
-    p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
+    p.add_argument("--home", help=HOME_HELP)
     p = command(
         rollout,
         "render",

@@ -21,11 +21,11 @@ import shutil
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
-from ai_platform.artifacts import atomic_write, canonical_json, sha256_hex
+from ai_platform.artifacts import ArtifactStore, FolderStore, atomic_write, canonical_json, sha256_hex
 from ai_platform.errors import (
     ArtifactTypeError,
     ImageReferenceError,
@@ -46,6 +46,28 @@ TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
 EMPTY_CONFIG = {"mediaType": EMPTY, "digest": f"sha256:{sha256_hex(b'{}')}", "size": 2, "data": "e30="}
 
 
+class RegistrySettings(Protocol):
+    """platform.yaml's `registry` section, as the store reads it."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def insecure(self) -> bool: ...
+
+    @property
+    def token_realms(self) -> list[str]: ...
+
+
+def open_store(kind: str, cache: Path, registry: RegistrySettings) -> ArtifactStore:
+    """The artifact store platform.yaml's `storage.artifact_store` names, the one place that reads it: `folder`
+    keeps artifacts in `cache` on this machine; `registry` keeps them in the platform's registry, `cache` being
+    this machine's copy."""
+    if kind == "folder":
+        return FolderStore(cache)
+    return registry_store(registry.url, cache, registry.insecure, tuple(registry.token_realms))
+
+
 @cache
 def registry_store(url: str, cache: Path, insecure: bool, token_realms: tuple[str, ...] = ()) -> RegistryStore:
     """The store of one registry and cache, one per process: its HTTP client keeps its connections and its login
@@ -55,6 +77,7 @@ def registry_store(url: str, cache: Path, insecure: bool, token_realms: tuple[st
 
 class RegistryStore:
     def __init__(self, url: str, cache: Path, *, insecure: bool = False, token_realms: Iterable[str] = ()) -> None:
+        self.url, self.insecure, self.token_realms = url, insecure, tuple(token_realms)
         host_and_prefix = url.split("://", 1)[1].rstrip("/")
         self.reference = Reference.parse(f"{host_and_prefix}/{REPOSITORY}")
         http = insecure or url.startswith("http://")
@@ -64,6 +87,14 @@ class RegistryStore:
     @property
     def where(self) -> str:
         return f"{self.reference.host}/{self.reference.repository}"
+
+    @property
+    def keeps_folders_in_place(self) -> bool:
+        return False
+
+    def workload_settings(self) -> dict[str, Any]:
+        """What a workload's pod needs to open this store (`ai_platform.quantize.workload`)."""
+        return {"url": self.url, "insecure": self.insecure, "token_realms": list(self.token_realms)}
 
     # -- blobs
 

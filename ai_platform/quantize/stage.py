@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ai_platform.artifacts import canonical_json
+from ai_platform.artifacts import ArtifactStore, canonical_json
 from ai_platform.config import Quantization
 from ai_platform.errors import QuantizationError
 from ai_platform.quantize import calibration, recipe
@@ -118,9 +118,10 @@ class Quantized:
         return QuantizedWeights(self.digest, self.folder, self.method, scheme, self.report.get("recipe_digest"))
 
 
-def job_for(snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice) -> dict[str, Any]:
+def job_for(
+    snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice, store: ArtifactStore
+) -> dict[str, Any]:
     """What the workload needs, as plain JSON (it travels as Pipes extras, possibly to a pod)."""
-    store = snap.platform.artifacts()
     q = snap.spec.quantization
     files = calibration.files(snap.platform.file(q.calibration.path))
     calibration.split(calibration.load(files), q.calibration.holdout_fraction, q.calibration.samples)  # fail here
@@ -130,15 +131,14 @@ def job_for(snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice)
         "seed": 0,
         "log_path": str(snap.platform.artifacts_path / "logs" / f"quantize-{snap.spec.name}.log"),
     }
-    if snap.platform.config.storage.artifact_store == "folder":  # the workload shares this machine's disk
+    if store.keeps_folders_in_place:  # the workload shares this machine's disk
         return job | {
             "input_dir": str(store.folder(verified.folder)),
             "input_manifest": str(store.blob_path(verified.digest)),
             "calibration_files": [str(f) for f in files],
         }
-    registry = snap.platform.config.registry  # the workload fetches its inputs and keeps its output there
-    return job | {
-        "store": {"url": registry.url, "insecure": registry.insecure, "token_realms": registry.token_realms},
+    return job | {  # the workload fetches its inputs from the store and keeps its output there
+        "store": store.workload_settings(),
         "input_dir": verified.folder,
         "input_manifest": verified.digest,
         "calibration_files": [store.put_bytes(f.read_bytes()) for f in files],
@@ -161,10 +161,11 @@ def gates(q: Quantization, report: dict[str, Any]) -> dict[str, tuple[bool, str]
     }
 
 
-def accept(snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice, report: dict[str, Any]) -> Quantized:
+def accept(
+    snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice, report: dict[str, Any], store: ArtifactStore
+) -> Quantized:
     """The workload's output, re-hashed and held to its own name, judged by the quality gates."""
-    store = snap.platform.artifacts()
-    if snap.platform.config.storage.artifact_store == "folder":
+    if store.keeps_folders_in_place:
         folder = Path(report["folder"])
         expected = snap.platform.artifacts_path / "quantized" / report["digest"]
         if folder.resolve() != expected.resolve():
