@@ -81,21 +81,21 @@ def rollout_render(args: argparse.Namespace) -> None:
 def shipped(platform: Platform, model: str, image: str | None, bundle: str | None) -> tuple[str, str]:
     """The model image and prompt bundle to render: as given (the image pinned by digest), else what the
     pipeline last shipped for the model (its model_image and prompt_bundle records), never a placeholder."""
+    from ai_platform.image.locations import locate
     from ai_platform.records import ModelImage, PromptBundle, Records
-    from ai_platform.rollout.kubernetes import pinned_image_ref
 
     if image and not PINNED_IMAGE.match(image):
         raise ConfigError(f"--image {image}: pin the model image by digest (HOST/REPO@sha256:<64 hex>)")
     records = Records(platform.artifacts())
     if not image:
         try:
-            digest = records.read(ModelImage, model).digest
+            built = records.read(ModelImage, model)
         except MissingArtifactError as exc:
             raise ConfigError(f"{exc}; or name the image with --image HOST/REPO@sha256:…") from None
         try:
-            image = pinned_image_ref(platform, model, digest)
+            image = locate(built, pull=True)
         except ServingError as exc:  # the embedded default's registry is a folder: say where to push it
-            raise ConfigError(f"{exc}; or push the image and name it: --image HOST/REPO@{digest}") from None
+            raise ConfigError(f"{exc}; or push the image and name it: --image HOST/REPO@{built.digest}") from None
     if bundle is None:
         try:
             bundle = records.read(PromptBundle, model).digest
