@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import yaml
@@ -46,6 +47,31 @@ def rollout_stop(args: argparse.Namespace) -> None:
     stopped = stop(home, args.model, log=lambda m: print(m, file=sys.stderr))
     human = f"{args.model}: stopped {stopped}" if stopped else f"{args.model}: nothing live to stop"
     emit(args, {"model": args.model, "stopped": stopped}, human)
+
+
+def rollout_live(args: argparse.Namespace) -> None:
+    """What the backend platform.yaml names says `model` serves (`Backend.live`): the home's rollout state on the
+    embedded default, the artifact store (a cluster's registry, readable from an empty home) on Kubernetes."""
+    from ai_platform.backend import for_config
+    from ai_platform.config import load_platform
+
+    platform = load_platform(Path(args.repo), home=Path(args.home or os.environ.get("AI_PLATFORM_HOME") or "."))
+    live = for_config(platform.config).live(platform, args.model)
+    if live is None:
+        emit(args, {"model": args.model, "live": None}, f"{args.model}: nothing live")
+        return
+    found = {
+        "model": args.model,
+        "color": live.color,
+        "image": live.image,
+        "image_location": asdict(live.model_image.location) if live.model_image else None,
+        "bundle": live.bundle,
+        "release": live.release,
+        "runtime": live.runtime,
+        "replicas": live.replicas,
+        "endpoint": live.base_url,
+    }
+    emit(args, found, f"{args.model}: image {live.image[:19]}, prompts {live.bundle[:19]} live on {live.color}")
 
 
 def rollout_render(args: argparse.Namespace) -> None:
@@ -147,6 +173,16 @@ def add(areas: Areas) -> None:
         ("ai-platform rollout stop contract-reviewer --home demo/state",),
     )
     p.add_argument("model", metavar="MODEL", help=model_help)
+    p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
+    p = command(
+        rollout,
+        "live",
+        rollout_live,
+        "what a model serves: image, prompts, colour, runtime, replicas",
+        ("ai-platform rollout live contract-reviewer --repo demo/platform --home demo/state",),
+    )
+    p.add_argument("model", metavar="MODEL", help=model_help)
+    p.add_argument("--repo", required=True, help="the platform repo (its platform.yaml names the backend)")
     p.add_argument("--home", help="the platform home (default: $AI_PLATFORM_HOME)")
     p = command(
         rollout,
