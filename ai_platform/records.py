@@ -87,7 +87,8 @@ class PromptBundle:
     stage: ClassVar[str] = "prompt_bundle"
     digest: str  # manifest digest
     commit: str
-    layout: str
+    layout: str  # the OCI layout holding it on the machine of the platform home
+    pullable: str = ""  # HOST/REPO@sha256:… where a registry holds it (a cluster's gateway pulls it); "" if not pushed
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,8 @@ def test_a_kubernetes_rollout_tells_the_gateway_the_service_and_the_bundle_by_di
     )
     pullable = f"registry.example.com/ml/{MODEL}@sha256:{'1' * 64}"
     image = ModelImage("sha256:" + "1" * 64, ImageLocation("/nowhere", pullable), "w")
-    prompts = PromptBundle("sha256:" + "2" * 64, "c", "/nowhere")
+    pushed = f"registry.example.com/ml/{MODEL}-prompts@sha256:{'2' * 64}"
+    prompts = PromptBundle("sha256:" + "2" * 64, "c", "/nowhere", pushed)
     state = next_state(platform, spec, None, "green", image, prompts, "dep")
     assert state.live is not None
     assert state.live.base_url == f"http://{MODEL}.ai-platform.svc.cluster.local"

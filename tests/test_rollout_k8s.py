@@ -322,11 +322,16 @@ def test_rollback_on_kubernetes_returns_to_what_was_live_before_the_last_switch(
 
     def shipped(n: str) -> tuple[ModelImage, PromptBundle]:
         where = ImageLocation("/built/elsewhere", f"registry.example.com/ml/{MODEL}@sha256:{n * 64}")
-        return ModelImage(f"sha256:{n * 64}", where, "w"), PromptBundle(f"sha256:{n * 64}", "c", "/built/elsewhere")
+        pushed = f"registry.example.com/ml/{MODEL}-prompts@sha256:{n * 64}"
+        return ModelImage(f"sha256:{n * 64}", where, "w"), PromptBundle(f"sha256:{n * 64}", "c", "/elsewhere", pushed)
 
     with pytest.raises(ServingError, match="nothing to roll back to"):
         rollback_target(None, MODEL)
+    image, prompts = shipped("1")
+    with pytest.raises(ServingError, match="never pushed"):  # the gateway pulls the bundle the record names, or none
+        next_state(platform, spec, None, "blue", image, replace(prompts, pullable=""), "d0")
     first = next_state(platform, spec, None, "blue", *shipped("1"), "d1")
+    assert first.live is not None and first.live.bundle_layout == prompts.pullable
     with pytest.raises(ServingError, match="nothing to roll back to"):
         rollback_target(first, MODEL)
     second = next_state(platform, spec, first, "green", *shipped("2"), "d2")

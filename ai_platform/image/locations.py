@@ -59,7 +59,8 @@ def publish(platform: Platform, layout: OciLayout, repository: str, descriptor: 
 
 
 def image_location(platform: Platform, repository: str, layout: OciLayout, digest: str) -> ImageLocation:
-    """Where model_image leaves an image: the layout it was built in and, with a remote registry, its pinned ref."""
+    """Where a stage leaves what it built (an image, a prompt bundle): the layout it was built in and, with a
+    remote registry, its ref pinned by digest."""
     where = remote(platform, repository, digest_tag(digest))
     return ImageLocation(str(layout.root), f"{where.host}/{where.repository}@{digest}" if where else "")
 

@@ -27,7 +27,7 @@ from typing import Any
 from ai_platform.config import PINNED_IMAGE, ModelSpec, Platform
 from ai_platform.errors import ServingError
 from ai_platform.evaluation.client import VLLM_API_KEY_ENV
-from ai_platform.image.locations import bundle_repository, digest_tag, locate, remote
+from ai_platform.image.locations import locate
 from ai_platform.kube import gpu_scheduling
 from ai_platform.logs import Log
 from ai_platform.records import LiveRelease, ModelImage, ModelState, PromptBundle, Records
@@ -447,11 +447,14 @@ def next_state(
 ) -> ModelState:
     """The model's state after a switch to `color`, what the cluster's gateway replicas follow (`ai-platform serve
     --states-from REGISTRY`): the model's Service (which colour it selects is the Service's business), the prompt
-    bundle in the registry by digest, the gateway settings from platform.yaml and the spec; and what was live
-    before (the rollback's target: one step of history, not a chain)."""
-    where = remote(platform, bundle_repository(spec.name), digest_tag(bundle.digest))
-    if where is None:
-        raise ServingError("registry.url is an OCI layout on disk; a cluster's gateway pulls bundles from a registry")
+    bundle in the registry by digest (as its record says), the gateway settings from platform.yaml and the spec;
+    and what was live before (the rollback's target: one step of history, not a chain)."""
+    if not bundle.pullable:
+        raise ServingError(
+            f"prompt bundle {bundle.digest[:19]} was built into an OCI layout on disk and never pushed; a cluster's"
+            " gateway pulls bundles from a registry (set registry.url: https://HOST/PREFIX and materialize"
+            " prompt_bundle again)"
+        )
     runtime = vllm_image(platform)
     live = LiveRelease(
         color,
@@ -459,7 +462,7 @@ def next_state(
         0,  # no process of ours: the Service and its pods
         image.digest,
         bundle.digest,
-        f"{where.host}/{where.repository}@{bundle.digest}",
+        bundle.pullable,
         deployment_id,
         release_id(image.digest, spec.serving, runtime),
         model_image=image,
