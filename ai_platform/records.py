@@ -205,7 +205,8 @@ class ModelState:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ModelState:
         """A state as written by this or an older platform (missing fields take their defaults)."""
-        return TypeAdapter(cls).validate_python(data)
+        found: ModelState = adapter(cls).validate_python(data)
+        return found
 
 
 Record = (
@@ -244,7 +245,7 @@ class Records:
     def publish(self, record: Record, model: str, *, passed: bool = True) -> None:
         """Make `record` what the next stage reads, only if its stage's gates passed."""
         if passed:
-            self.store.set_ref(record.stage, model, TypeAdapter(type(record)).dump_python(record, mode="json"))
+            self.store.set_ref(record.stage, model, adapter(type(record)).dump_python(record, mode="json"))
 
     def read(self, kind: type[R], model: str) -> R:
         """The record the last passing materialization of `kind`'s stage published for `model`."""
@@ -259,19 +260,25 @@ class Records:
         return _valid(kind, model, raw)
 
     def all(self, kind: type[R]) -> dict[str, R]:
-        """Every model's record of `kind`; one written by an older version is left out."""
-        found: dict[str, R] = {}
-        for model, raw in self.store.refs(kind.stage).items():
-            try:
-                found[model] = TypeAdapter(kind).validate_python(raw)
-            except ValidationError:
-                continue
-        return found
+        """Every model's record of `kind`."""
+        return {model: _valid(kind, model, raw) for model, raw in self.store.refs(kind.stage).items()}
+
+
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
+def adapter(kind: type[Any]) -> TypeAdapter[Any]:
+    """The validator of a record type, built once (the gateway re-reads rollout states every second)."""
+    found = _ADAPTERS.get(kind)
+    if found is None:
+        found = _ADAPTERS[kind] = TypeAdapter(kind)
+    return found
 
 
 def _valid(kind: type[R], model: str, raw: dict[str, Any]) -> R:
     try:
-        return TypeAdapter(kind).validate_python(raw)
+        found: R = adapter(kind).validate_python(raw)
+        return found
     except ValidationError:
         raise MissingArtifactError(
             f"{kind.stage} for '{model}' was written by an older version of the platform: materialize it again"
