@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ai_platform.artifacts import FolderStore, canonical_json, sha256_hex
 from ai_platform.config import LocalSource, ModelSpec, Platform, load_platform
 from ai_platform.errors import MissingArtifactError
 from ai_platform.platform_repo import Commit, load_at, resolve
+from ai_platform.records import Pin, Records
 from ai_platform.repo_paths import outside
 
 
@@ -24,19 +24,19 @@ class SpecSnapshot:
     # prompt-only commit rebuilds the same image, digest for digest.
     weights_commit: Commit | None = None
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> Pin:
         weights = self.weights_commit or self.commit
-        return {
-            "model": self.spec.name,
-            "digest": self.digest,
-            "commit": self.commit.sha,
-            "author": self.commit.author,
-            "timestamp": self.commit.timestamp,
-            "message": self.commit.message,
-            "snapshot": str(self.platform.root),
-            "weights_commit": weights.sha,
-            "weights_timestamp": weights.timestamp,
-        }
+        return Pin(
+            model=self.spec.name,
+            digest=self.digest,
+            commit=self.commit.sha,
+            author=self.commit.author,
+            timestamp=self.commit.timestamp,
+            message=self.commit.message,
+            snapshot=str(self.platform.root),
+            weights_commit=weights.sha,
+            weights_timestamp=weights.timestamp,
+        )
 
 
 def weight_inputs(spec: ModelSpec, root: Path) -> tuple[str, ...]:
@@ -61,26 +61,20 @@ def snapshot_model_spec(repo: Path, home: Path, model: str, ref: str = "HEAD") -
     # The pin sits at a fixed place under home: later stages find the commit (and so the
     # artifacts location from that commit's platform.yaml) without re-reading the branch.
     # It goes to the artifact store too, for a stage in a fresh pod (`PlatformRepoResource.pinned`).
-    FolderStore(home).set_ref("pins", model, snapshot.record())
-    platform.artifacts().set_ref("pins", model, snapshot.record())
+    for store in (FolderStore(home), platform.artifacts()):
+        Records(store).publish(snapshot.record(), model)
     return snapshot
 
 
 def pinned_spec(home: Path, model: str) -> SpecSnapshot:
     """The spec as model_spec last materialized it: the same commit for every later stage."""
-    try:
-        record = FolderStore(home).ref("pins", model)
-    except MissingArtifactError:
-        raise MissingArtifactError(f"model_spec has not been materialized for '{model}' yet") from None
-    platform = load_platform(Path(record["snapshot"]), home=home)
-    commit = Commit(
-        sha=record["commit"], author=record["author"], timestamp=record["timestamp"], message=record["message"]
-    )
+    pin = Records(FolderStore(home)).find(Pin, model)
+    if pin is None:
+        raise MissingArtifactError(f"model_spec has not been materialized for '{model}' yet")
+    platform = load_platform(Path(pin.snapshot), home=home)
+    commit = Commit(sha=pin.commit, author=pin.author, timestamp=pin.timestamp, message=pin.message)
     spec = platform.model(model)
-    weights = Commit(
-        sha=record.get("weights_commit", commit.sha),
-        author="",
-        timestamp=record.get("weights_timestamp", commit.timestamp),
-        message="",
-    )
+    weights = commit
+    if pin.weights_commit:
+        weights = Commit(sha=pin.weights_commit, author="", timestamp=pin.weights_timestamp, message="")
     return SpecSnapshot(commit, platform, spec, spec_digest(spec), weights_commit=weights)

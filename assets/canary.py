@@ -37,15 +37,7 @@ def canary_eval(
     snap = platform_repo.pinned(context.partition_key)
     records, warehouse, backend = platform_repo.records(snap), platform_repo.warehouse(snap), execution.for_run(snap)
     image, bundle = records.read(ModelImage, snap.spec.name), records.read(PromptBundle, snap.spec.name)
-    result = run_canary(
-        snap,
-        warehouse,
-        image,
-        bundle,
-        target=backend.target,
-        serve=lambda digest, champion: backend.serve_candidate(snap, digest, context.log.info, champion=champion),
-        log=context.log.info,
-    )
+    result = run_canary(snap, image, bundle, backend=backend, log=context.log.info)
     records.publish(result.record, snap.spec.name, passed=result.passed)  # the rollout's only input
     record(warehouse, snap, result, target=backend.target, idle_color=backend.idle_color(snap))
     if not result.passed:  # the same words from either backend, as a rollout's

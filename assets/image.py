@@ -38,7 +38,7 @@ def model_image(context: dg.AssetExecutionContext, platform_repo: PlatformRepoRe
     ]
     metadata: dict[str, dg.RawMetadataValue] = {
         "digest": image.built.digest,
-        "ref": image.ref,
+        "ref": image.record.ref,
         "weights_digest": f"sha256:{image.weights_digest}",
         "bytes_written": image.built.bytes_written,
         "layers": dg.MetadataValue.table(layers),

@@ -26,7 +26,7 @@ def deployment(
 ) -> dg.MaterializeResult:
     snap = platform_repo.pinned(context.partition_key)
     passed = platform_repo.records(snap).read(CanaryPass, snap.spec.name)  # published only on a pass
-    done = execution.for_run(snap).rollout(snap, passed.image, passed.bundle, context.log.info)
+    done = execution.for_run(snap).rollout(snap, passed.image, passed.bundle, context.log.info)  # the records
     metadata = {
         "kind": done.kind,
         "color": done.color,
@@ -35,5 +35,5 @@ def deployment(
         "endpoint": done.endpoint,
         **done.details,
     }
-    version = sha256_hex(canonical_json([passed.image, passed.bundle]))
+    version = sha256_hex(canonical_json([passed.image.digest, passed.bundle.digest]))
     return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(version))

@@ -20,7 +20,8 @@ from ai_platform.oci.registry import Reference, push
 from ai_platform.oci.store import RegistryStore
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import compile_bytes
-from ai_platform.rollout.kubernetes import gateway_state
+from ai_platform.records import ImageLocation, ModelImage, PromptBundle
+from ai_platform.rollout.kubernetes import next_state
 from ai_platform.serving.gateway import keys
 from ai_platform.serving.state import GATEWAY_STATE, Color, ModelState
 
@@ -76,7 +77,10 @@ def test_replicas_follow_a_clusters_rollouts_from_the_registry(tmp_path: Path, r
 def test_a_kubernetes_rollout_tells_the_gateway_the_service_and_the_bundle_by_digest(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     (root / "models").mkdir(parents=True)
-    (root / "platform.yaml").write_text("name: acme\nregistry: {url: https://registry.example.com/ml}\n")
+    vllm = f"vllm/vllm-openai:v0.30.0@sha256:{'3' * 64}"
+    (root / "platform.yaml").write_text(
+        f"name: acme\nregistry: {{url: https://registry.example.com/ml}}\nkubernetes: {{gpu: {{image: {vllm}}}}}\n"
+    )
     platform = load_platform(root, home=tmp_path / "home")
     spec = ModelSpec.model_validate(
         {
@@ -86,9 +90,13 @@ def test_a_kubernetes_rollout_tells_the_gateway_the_service_and_the_bundle_by_di
             "canary": {"evals": ["e"], "gates": [{"metric": "schema_valid_rate", "min": 0.9}]},
         }
     )
-    live = {"color": "green", "image": "sha256:" + "1" * 64, "bundle": "sha256:" + "2" * 64, "release": "r"}
-    state = gateway_state(platform, spec, live, "dep")
+    pullable = f"registry.example.com/ml/{MODEL}@sha256:{'1' * 64}"
+    image = ModelImage("sha256:" + "1" * 64, ImageLocation("/nowhere", pullable), "w")
+    pushed = f"registry.example.com/ml/{MODEL}-prompts@sha256:{'2' * 64}"
+    prompts = PromptBundle("sha256:" + "2" * 64, "c", "/nowhere", pushed)
+    state = next_state(platform, spec, None, "green", image, prompts, "dep")
     assert state.live is not None
     assert state.live.base_url == f"http://{MODEL}.ai-platform.svc.cluster.local"
     assert state.live.bundle_layout == f"registry.example.com/ml/{MODEL}-prompts@sha256:{'2' * 64}"
+    assert state.live.model_image == image and state.live.prompt_bundle == prompts  # the records, for a rollback
     assert state.inbox == "" and state.keys_file == "" and state.guards  # no paths of the rollout's machine

@@ -40,7 +40,8 @@ def test_model_image_is_pushed_recorded_and_stable_across_prompt_commits(
     assert first.success
     digest = image_digest(first)
     (mat,) = first.asset_materializations_for_node("model_image")
-    assert mat.metadata["ref"].value == f"{registry.host}/ai-platform/{MODEL}:sha-{digest[7:23]}"
+    # the record says where the image is, pinned by digest: what a cluster pulls (and `locate` hands it)
+    assert mat.metadata["ref"].value == f"{registry.host}/ai-platform/{MODEL}@{digest}"
     annotations = mat.metadata["annotations"].value
     assert annotations["ai-platform.quantization.recipe"] == "none"
     assert annotations["org.opencontainers.image.created"].endswith("Z")

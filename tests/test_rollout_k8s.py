@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,9 +18,10 @@ import pytest
 import yaml
 from conftest import MODEL
 
-from ai_platform.artifacts import FolderStore
+from ai_platform.backend.kubernetes import KubernetesBackend
 from ai_platform.config import load_platform
 from ai_platform.errors import ServingError
+from ai_platform.records import ImageLocation, LiveRelease, ModelImage, ModelState, PromptBundle, Records
 from ai_platform.rollout.kubernetes import canary_manifests, candidate_server, render, rollout_status
 
 CRDS = {
@@ -149,22 +151,27 @@ def test_a_prompt_only_canary_on_kubernetes_uses_the_live_service(demo_repo: Pat
     platform = load_platform(demo_repo, home=tmp_path)
     spec = platform.model(MODEL)
     snap = SimpleNamespace(platform=platform, spec=spec)
-    live = {"color": "green", "image": DIGEST, "release": release(platform, spec, DIGEST)}
-    FolderStore(platform.artifacts_path).set_ref("k8s_rollout", MODEL, live)
+    on_disk = ModelImage(DIGEST, ImageLocation(str(tmp_path / "oci" / MODEL)), "sha256:" + "0" * 64)  # not pushed
+    prompts = PromptBundle("sha256:" + "cd" * 32, "c", str(tmp_path / "oci" / f"{MODEL}-prompts"))
+    live = LiveRelease(
+        "green", "http://x", 0, DIGEST, prompts.digest, "", "d", release(platform, spec, DIGEST), "", on_disk, prompts
+    )
+    records = Records(platform.artifacts())
+    records.publish(ModelState(MODEL, "", live=live), MODEL)
     logged: list[str] = []
-    with candidate_server(snap, DIGEST, log=logged.append) as url:  # same release: no cluster call at all
+    with candidate_server(snap, on_disk, log=logged.append) as url:  # same release: no cluster call at all
         assert url == f"http://{MODEL}.{platform.config.kubernetes.namespace}.svc.cluster.local"
     assert "live green Service" in logged[0]
 
     # the same image under other server settings is another release: the candidate needs its own Deployment
-    # (here its image reference fails first: the demo's registry is on disk); the champion is still the live one
-    FolderStore(platform.artifacts_path).set_ref("k8s_rollout", MODEL, {**live, "release": "sha256:" + "0" * 64})
+    # (here its image reference fails first: the record says it was never pushed); the champion is still the live one
+    records.publish(ModelState(MODEL, "", live=replace(live, release="sha256:" + "0" * 64)), MODEL)
     with (
         pytest.raises(ServingError, match="a cluster pulls images from a registry"),
-        candidate_server(snap, DIGEST, log=logged.append),
+        candidate_server(snap, on_disk, log=logged.append),
     ):
         pass
-    with candidate_server(snap, DIGEST, log=logged.append, champion=True) as url:
+    with candidate_server(snap, on_disk, log=logged.append, champion=True) as url:
         assert url.startswith(f"http://{MODEL}.")
 
 
@@ -304,21 +311,40 @@ def test_after_a_switch_the_old_colour_keeps_its_objects_but_no_gpus(demo_repo: 
     assert first.retire == []
 
 
-def test_rollback_on_kubernetes_returns_to_what_was_live_before_the_last_switch() -> None:
-    from ai_platform.rollout.kubernetes import next_live, rollback_target
+def test_rollback_on_kubernetes_returns_to_what_was_live_before_the_last_switch(own_demo_repo: Path) -> None:
+    from ai_platform.rollout.kubernetes import next_state, rollback_target
+
+    config = yaml.safe_load((own_demo_repo / "platform.yaml").read_text())
+    config["registry"] = {"url": "https://registry.example.com/ml"}  # a cluster's gateway pulls bundles
+    (own_demo_repo / "platform.yaml").write_text(yaml.safe_dump(config))
+    platform = load_platform(own_demo_repo)
+    spec = platform.model(MODEL)
+
+    def shipped(n: str) -> tuple[ModelImage, PromptBundle]:
+        where = ImageLocation("/built/elsewhere", f"registry.example.com/ml/{MODEL}@sha256:{n * 64}")
+        pushed = f"registry.example.com/ml/{MODEL}-prompts@sha256:{n * 64}"
+        return ModelImage(f"sha256:{n * 64}", where, "w"), PromptBundle(f"sha256:{n * 64}", "c", "/elsewhere", pushed)
 
     with pytest.raises(ServingError, match="nothing to roll back to"):
         rollback_target(None, MODEL)
-    first = next_live(None, "blue", "sha256:" + "1" * 64, "sha256:" + "b1" * 32, "r1")
+    image, prompts = shipped("1")
+    with pytest.raises(ServingError, match="never pushed"):  # the gateway pulls the bundle the record names, or none
+        next_state(platform, spec, None, "blue", image, replace(prompts, pullable=""), "d0")
+    first = next_state(platform, spec, None, "blue", *shipped("1"), "d1")
+    assert first.live is not None and first.live.bundle_layout == prompts.pullable
     with pytest.raises(ServingError, match="nothing to roll back to"):
         rollback_target(first, MODEL)
-    second = next_live(first, "green", "sha256:" + "2" * 64, "sha256:" + "b2" * 32, "r2")
-    target = rollback_target(second, MODEL)
-    assert (target["color"], target["image"], target["bundle"]) == ("blue", "sha256:" + "1" * 64, "sha256:" + "b1" * 32)
+    second = next_state(platform, spec, first, "green", *shipped("2"), "d2")
+    assert rollback_target(second, MODEL) == shipped("1")  # the records, as the first rollout kept them
+    assert second.previous is not None and second.previous.color == "blue"
     # the rollback is a switch back to blue; rolling back again returns to green
-    back = next_live(second, "blue", target["image"], target["bundle"], "r1")
-    assert rollback_target(back, MODEL)["image"] == "sha256:" + "2" * 64
-    assert "previous" not in back["previous"], "the ref keeps one step of history, not a chain"
+    back = next_state(platform, spec, second, "blue", *rollback_target(second, MODEL), "d3")
+    assert rollback_target(back, MODEL) == shipped("2")
+    # what a machine with an empty home reads: the state in the artifact store, typed
+    Records(platform.artifacts()).publish(back, MODEL)
+    live = KubernetesBackend().live(platform, MODEL)
+    assert live is not None and live.model_image == shipped("1")[0] and live.color == "blue"
+    assert live.runtime == platform.config.kubernetes.gpu.image and live.replicas >= 1
 
 
 def test_the_gateway_in_the_cluster_and_who_may_call_vllm(demo_repo: Path, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -20,7 +21,7 @@ from conftest import MODEL, SERVE_PYTHON, materialize
 from gateway_process import answering
 from prometheus_client.parser import text_string_to_metric_families
 
-from ai_platform.image.locations import bundle_repository, local_registry
+from ai_platform.oci.layout import OciLayout
 from ai_platform.platform_repo import git
 from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import CompiledPrompt
@@ -99,11 +100,13 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     home = tmp_path / "home"
     snap = pinned_spec(home, MODEL)
     records = Records(snap.platform.artifacts())
-    image_a, bundle_a = records.read(ModelImage, MODEL).digest, records.read(PromptBundle, MODEL).digest
+    record_a, prompts_a = records.read(ModelImage, MODEL), records.read(PromptBundle, MODEL)
+    image_a, bundle_a = record_a.digest, prompts_a.digest
     case = json.loads((own_demo_repo / "evals/contract_review.jsonl").read_text(encoding="utf-8").splitlines()[0])
 
-    first = local.deploy(snap, image_a, bundle_a, log=print)
+    first = local.deploy(snap, record_a, prompts_a, log=print)
     assert first.kind == "model" and first.state.live is not None
+    assert first.state.live.model_image == record_a and first.state.live.prompt_bundle == prompts_a
     reply = httpx.post(
         f"{gateway}/v1/prompts/contract_review:run", json={"variables": case["vars"]}, headers=KEY, timeout=120
     )
@@ -129,7 +132,8 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     (deployed,) = shipped.asset_materializations_for_node("deployment")
     assert deployed.metadata["kind"].value == "model", deployed.metadata
     snap = pinned_spec(home, MODEL)
-    image_b = Records(snap.platform.artifacts()).read(ModelImage, MODEL).digest
+    record_b = Records(snap.platform.artifacts()).read(ModelImage, MODEL)
+    image_b = record_b.digest
     second = load(home, MODEL)
     assert second.live is not None and second.live.color == "green" and second.live.image == image_b
     cards = httpx.get(f"{second.live.base_url}/v1/models", timeout=10).json()["data"]
@@ -138,13 +142,11 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     assert traffic.images[image_a] and traffic.images[image_b], traffic.images
 
     # Prompt-only: a new bundle on the same image; the same vLLM process keeps serving.
-    documents = bundle.load(local_registry(snap.platform, bundle_repository(MODEL)), bundle_a)
+    documents = bundle.load(OciLayout(prompts_a.layout), bundle_a)
     edited = {**documents["contract_review"], "description": "reviewed by legal, 2026-12"}
-    bundle_c = bundle.build(
-        local_registry(snap.platform, bundle_repository(MODEL)), MODEL, [CompiledPrompt(edited, "", ())]
-    ).digest
+    bundle_c = bundle.build(OciLayout(prompts_a.layout), MODEL, [CompiledPrompt(edited, "", ())]).digest
     pid = second.live.pid
-    third = local.deploy(snap, image_b, bundle_c, log=print)
+    third = local.deploy(snap, record_b, replace(prompts_a, digest=bundle_c), log=print)
     assert third.kind == "prompts" and third.state.live.pid == pid
     served = httpx.post(
         f"{gateway}/v1/prompts/contract_review:run", json={"variables": case["vars"]}, headers=KEY, timeout=120

@@ -17,6 +17,7 @@ from typing import Protocol
 from ai_platform.backend.workload import Steps, Workload
 from ai_platform.config import Platform, PlatformConfig
 from ai_platform.logs import Log
+from ai_platform.records import LiveRelease, ModelImage, PromptBundle
 from ai_platform.rollout.notify import notify
 from ai_platform.serving.runtime import Runtime
 from ai_platform.specs import SpecSnapshot
@@ -59,15 +60,21 @@ class Backend(Protocol):
         """What the serving runtime can execute (the serving preflight); None where it cannot be probed from here."""
         ...
 
-    def serve_candidate(
-        self, snap: SpecSnapshot, image: str, log: Log, *, champion: bool = False
-    ) -> AbstractContextManager[str]:
-        """A server of image `image` while the context is open; yields its base URL. The candidate's runs
-        this release (image, server settings, runtime: `serving/release.py`); the champion's is the live
-        server when it serves `image`, whatever settings it was started with: that is what users get."""
+    def live(self, platform: Platform, model: str) -> LiveRelease | None:
+        """What `model`'s users are served on this target (None: nothing yet), from the one place its rollouts
+        keep it: the platform home here, the artifact store (the registry the cluster's gateway follows) there."""
         ...
 
-    def rollout(self, snap: SpecSnapshot, image: str, bundle: str, log: Log) -> RolloutReport:
+    def serve_candidate(
+        self, snap: SpecSnapshot, image: ModelImage, log: Log, *, champion: bool = False
+    ) -> AbstractContextManager[str]:
+        """A server of `image`, started from where its record says it is (`image.locations.locate`), while the
+        context is open; yields its base URL. The candidate's runs this release (image, server settings, runtime:
+        `serving/release.py`); the champion's is the live server when it serves `image`, whatever settings it was
+        started with: that is what users get."""
+        ...
+
+    def rollout(self, snap: SpecSnapshot, image: ModelImage, bundle: PromptBundle, log: Log) -> RolloutReport:
         """Make `image` with `bundle` what users are served, blue/green."""
         ...
 

@@ -12,6 +12,7 @@ from ai_platform.backend.workload import Steps, Subprocess
 from ai_platform.config import Platform, PlatformConfig
 from ai_platform.errors import WorkloadError
 from ai_platform.logs import Log
+from ai_platform.records import LiveRelease, ModelImage, PromptBundle
 from ai_platform.rollout import local
 from ai_platform.serving import state
 from ai_platform.serving.runtime import Runtime, probe
@@ -28,29 +29,35 @@ class EmbeddedBackend:
     def runtime(self) -> Runtime:
         return probe(SERVE_PYTHON)
 
+    def live(self, platform: Platform, model: str) -> LiveRelease | None:
+        return state.load(platform.home, model).live
+
     @contextmanager
-    def serve_candidate(self, snap: SpecSnapshot, image: str, log: Log, *, champion: bool = False) -> Iterator[str]:
+    def serve_candidate(
+        self, snap: SpecSnapshot, image: ModelImage, log: Log, *, champion: bool = False
+    ) -> Iterator[str]:
         """The live color when it already serves this exact release, else a vLLM of its own.
 
         A prompt-only change is evaluated on the live server (no vLLM start, which takes
         ~50 s here): the weights, server settings and runtime are the same, only the requests
         differ. A change to `serving` alone gets a server started with the new settings.
         """
-        live = state.load(snap.platform.home, snap.spec.name).live
-        wanted = image if champion else local.release_of(snap, image)
+        live = self.live(snap.platform, snap.spec.name)
+        digest = image.digest
+        wanted = digest if champion else local.release_of(snap, digest)
         if live and (live.image if champion else live.release) == wanted and healthy(live.base_url):
             what = "the champion as users get it" if champion else "same release"
-            log(f"evaluating on the live {live.color} server ({image[:19]}): {what}, no new vLLM")
+            log(f"evaluating on the live {live.color} server ({digest[:19]}): {what}, no new vLLM")
             yield live.base_url
             return
-        log_path = snap.platform.artifacts_path / "logs" / f"vllm-canary-{image[7:19]}.log"
-        log(f"starting vLLM for {image[:19]}; its output goes to {log_path}")  # the run log keeps our lines
+        log_path = snap.platform.artifacts_path / "logs" / f"vllm-canary-{digest[7:19]}.log"
+        log(f"starting vLLM for {digest[:19]}; its output goes to {log_path}")  # the run log keeps our lines
         started = time.monotonic()
         with launch_image(snap.platform, snap.spec, image, log_path=log_path) as server:
             log(f"vLLM ready in {time.monotonic() - started:.0f} s at {server.base_url}")
             yield server.base_url
 
-    def rollout(self, snap: SpecSnapshot, image: str, bundle: str, log: Log) -> RolloutReport:
+    def rollout(self, snap: SpecSnapshot, image: ModelImage, bundle: PromptBundle, log: Log) -> RolloutReport:
         return announce(snap.spec.name, _report(snap, local.deploy(snap, image, bundle, log=log)), log)
 
     def rollback(self, snap: SpecSnapshot, log: Log) -> RolloutReport:

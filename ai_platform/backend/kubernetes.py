@@ -13,6 +13,7 @@ from ai_platform.config import ModelSpec, Platform, PlatformConfig
 from ai_platform.errors import ClusterUnreachableError, ConfigError, ServingError
 from ai_platform.kube import gpu_pod_spec
 from ai_platform.logs import Log
+from ai_platform.records import LiveRelease, ModelImage, PromptBundle
 from ai_platform.rollout import kubernetes
 from ai_platform.specs import SpecSnapshot
 
@@ -37,25 +38,28 @@ class KubernetesBackend:
     def runtime(self) -> None:
         return None  # the GPU pool is not probed from the code location: the spec's scheme is produced
 
+    def live(self, platform: Platform, model: str) -> LiveRelease | None:
+        current = kubernetes.live_state(platform, model)
+        return current.live if current else None
+
     def serve_candidate(
-        self, snap: SpecSnapshot, image: str, log: Log, *, champion: bool = False
+        self, snap: SpecSnapshot, image: ModelImage, log: Log, *, champion: bool = False
     ) -> AbstractContextManager[str]:
         return kubernetes.candidate_server(snap, image, log=log, champion=champion)
 
-    def rollout(self, snap: SpecSnapshot, image: str, bundle: str, log: Log) -> RolloutReport:
+    def rollout(self, snap: SpecSnapshot, image: ModelImage, bundle: PromptBundle, log: Log) -> RolloutReport:
         done = kubernetes.apply_rollout(snap, image, bundle, log=log)
         details: dict[str, str | int | float | bool] = {"image_ref": done["image_ref"], "namespace": done["namespace"]}
-        report = RolloutReport(done["kind"], done["color"], image, bundle, done["endpoint"], details)
+        report = RolloutReport(done["kind"], done["color"], image.digest, bundle.digest, done["endpoint"], details)
         return announce(snap.spec.name, report, log)
 
     def rollback(self, snap: SpecSnapshot, log: Log) -> RolloutReport:
-        target = kubernetes.rollback_target(kubernetes.live_rollout(snap.platform, snap.spec.name), snap.spec.name)
-        image, bundle = target["image"], target["bundle"]
-        done = kubernetes.apply_rollout(snap, image, bundle, log=log, reason=f"rollback to {image[:19]}")
+        current = kubernetes.live_state(snap.platform, snap.spec.name)
+        image, bundle = kubernetes.rollback_target(current, snap.spec.name)
+        done = kubernetes.apply_rollout(snap, image, bundle, log=log, reason=f"rollback to {image.digest[:19]}")
         details: dict[str, str | int | float | bool] = {"image_ref": done["image_ref"], "namespace": done["namespace"]}
-        return announce(
-            snap.spec.name, RolloutReport("rollback", done["color"], image, bundle, done["endpoint"], details), log
-        )
+        report = RolloutReport("rollback", done["color"], image.digest, bundle.digest, done["endpoint"], details)
+        return announce(snap.spec.name, report, log)
 
     def stop(self, snap: SpecSnapshot, log: Log) -> str | None:
         """Each colour's ScaledObject paused at 0 replicas, then its Deployment scaled to 0: no pod holds a GPU.
@@ -89,7 +93,7 @@ class KubernetesBackend:
         return f"{', '.join(stopped)} in {plan.namespace} (Service {plan.service} kept)"
 
     def idle_color(self, snap: SpecSnapshot) -> str:
-        return kubernetes.idle_color(kubernetes.live_rollout(snap.platform, snap.spec.name))
+        return kubernetes.idle_color(kubernetes.live_state(snap.platform, snap.spec.name))
 
     def steps(self, config: PlatformConfig) -> Steps:
         """Runs launched by the instance's K8sRunLauncher (deploy/dagster-instance.kubernetes.yaml), a pod per

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,6 +72,30 @@ def rollout_stop(args: argparse.Namespace) -> None:
     emit(args, {"model": args.model, "target": backend.target, "stopped": stopped}, human)
 
 
+def rollout_live(args: argparse.Namespace) -> None:
+    """What the backend platform.yaml names says `model` serves (`Backend.live`): the home's rollout state on the
+    embedded default, the artifact store (a cluster's registry, readable from an empty home) on Kubernetes."""
+    from ai_platform.site import site_of
+
+    snap = pinned(args)
+    live = site_of(snap.platform).backend.live(snap.platform, args.model)
+    if live is None:
+        emit(args, {"model": args.model, "live": None}, f"{args.model}: nothing live")
+        return
+    found = {
+        "model": args.model,
+        "color": live.color,
+        "image": live.image,
+        "image_location": asdict(live.model_image.location) if live.model_image else None,
+        "bundle": live.bundle,
+        "release": live.release,
+        "runtime": live.runtime,
+        "replicas": live.replicas,
+        "endpoint": live.base_url,
+    }
+    emit(args, found, f"{args.model}: image {live.image[:19]}, prompts {live.bundle[:19]} live on {live.color}")
+
+
 def rollout_render(args: argparse.Namespace) -> None:
     from ai_platform.config import load_platform
     from ai_platform.known_models import check_model
@@ -102,8 +127,8 @@ def rollout_render(args: argparse.Namespace) -> None:
 def shipped(platform: Platform, model: str, image: str | None, bundle: str | None) -> tuple[str, str]:
     """The model image and prompt bundle to render: as given (the image pinned by digest), else what the
     pipeline last shipped for the model (its model_image and prompt_bundle records), never a placeholder."""
+    from ai_platform.image.locations import locate
     from ai_platform.records import ModelImage, PromptBundle, Records
-    from ai_platform.rollout.kubernetes import pinned_image_ref
     from ai_platform.site import site_of
 
     if image and not PINNED_IMAGE.match(image):
@@ -111,13 +136,13 @@ def shipped(platform: Platform, model: str, image: str | None, bundle: str | Non
     records = Records(site_of(platform).store)
     if not image:
         try:
-            digest = records.read(ModelImage, model).digest
+            built = records.read(ModelImage, model)
         except MissingArtifactError as exc:
             raise ConfigError(f"{exc}; or name the image with --image HOST/REPO@sha256:…") from None
         try:
-            image = pinned_image_ref(platform, model, digest)
+            image = locate(built, pull=True)
         except ServingError as exc:  # the embedded default's registry is a folder: say where to push it
-            raise ConfigError(f"{exc}; or push the image and name it: --image HOST/REPO@{digest}") from None
+            raise ConfigError(f"{exc}; or push the image and name it: --image HOST/REPO@{built.digest}") from None
     if bundle is None:
         try:
             bundle = records.read(PromptBundle, model).digest
@@ -170,6 +195,18 @@ def add(areas: Areas) -> None:
         ("ai-platform rollout stop contract-reviewer --home demo/state",),
     )
     p.add_argument("model", metavar="MODEL", help=model_help)
+    p.add_argument("--home", help=HOME_HELP)
+    p = command(
+        rollout,
+        "live",
+        rollout_live,
+        "what a model serves: image, prompts, colour, runtime, replicas",
+        ("ai-platform rollout live contract-reviewer --repo demo/platform --home demo/state",),
+    )
+    p.add_argument("model", metavar="MODEL", help=model_help)
+    p.add_argument(
+        "--repo", help="the platform repo, whose platform.yaml names the backend (default: $AI_PLATFORM_REPO)"
+    )
     p.add_argument("--home", help=HOME_HELP)
     p = command(
         rollout,

@@ -1,40 +1,48 @@
 """The canary_eval stage: the candidate (and the live champion, if any) on real vLLM, scored and gated.
 
-The candidate is served from its model image (unpacked and held to its
-digests), with the prompts of its prompt bundle; the champion is whatever the
-`deployments` table says is live, served the same way with its own bundle. Both
-answer the same eval cases; every gate is judged on the candidate, absolute or
-relative to the champion. Where the servers run (vLLM subprocesses here, or
-Deployments in a cluster) is the execution backend's business: it hands in
-`serve`, which yields a base URL for an image digest.
+The candidate is served from its model image record (unpacked and held to its
+digests), with the prompts of its prompt bundle record; the champion is the
+live release the backend keeps (`Backend.live`), served the same way with its
+own bundle. Both answer the same eval cases; every gate is judged on the
+candidate, absolute or relative to the champion. Where the servers run (vLLM
+subprocesses here, or Deployments in a cluster) is the execution backend's
+business: `run_canary` is handed the backend itself (`Servers`, which
+`ai_platform.backend.Backend` satisfies) and the records, nothing else.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
-from ai_platform.config import Canary
+from ai_platform.config import Canary, Platform
 from ai_platform.errors import EvalSetError
 from ai_platform.evaluation.attacks import markers
 from ai_platform.evaluation.gates import Verdict, by_metric, judge
 from ai_platform.evaluation.injection import InjectionClassifier, injection_score
 from ai_platform.evaluation.scoring import CaseScore, aggregate, run_and_score
-from ai_platform.image.locations import bundle_repository, local_registry
 from ai_platform.logs import Log
+from ai_platform.oci.layout import OciLayout
 from ai_platform.prompts import bundle
 from ai_platform.prompts.render import render_messages, request_body
-from ai_platform.records import CanaryPass, ModelImage, PromptBundle
+from ai_platform.records import CanaryPass, LiveRelease, ModelImage, PromptBundle
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse, insert_generations
 
-# An image digest and whether it is the champion's -> a server's base URL, while open
-Serve = Callable[[str, bool], AbstractContextManager[str]]
+
+class Servers(Protocol):
+    """What the canary asks of the execution backend (`ai_platform.backend.Backend` is one; the protocol is
+    restated here because the backend package sits above this one)."""
+
+    def live(self, platform: Platform, model: str) -> LiveRelease | None: ...
+
+    def serve_candidate(
+        self, snap: SpecSnapshot, image: ModelImage, log: Log, *, champion: bool = False
+    ) -> AbstractContextManager[str]: ...
 
 
 @dataclass
@@ -59,6 +67,8 @@ class CanaryResult:
     candidate: EvalRun
     champion: EvalRun | None
     verdicts: dict[str, Verdict] = field(default_factory=dict)
+    image: ModelImage | None = None  # the candidate's records, which a pass hands to the rollout
+    bundle: PromptBundle | None = None
 
     @property
     def passed(self) -> bool:
@@ -66,8 +76,8 @@ class CanaryResult:
 
     @property
     def record(self) -> CanaryPass:
-        run = self.candidate
-        return CanaryPass(run.image_digest, run.bundle_digest, run.run_id)
+        assert self.image is not None and self.bundle is not None, "run_canary sets the candidate's records"
+        return CanaryPass(self.image, self.bundle, self.candidate.run_id)
 
 
 def load_cases(snap: SpecSnapshot) -> list[dict[str, Any]]:
@@ -118,11 +128,11 @@ def request(canary: Canary, document: dict[str, Any], case: dict[str, Any], mode
 
 
 def evaluate(
-    snap: SpecSnapshot, base_url: str, role: str, image_digest: str, bundle_digest: str, log: Log = print
+    snap: SpecSnapshot, base_url: str, role: str, image: ModelImage, prompt_bundle: PromptBundle, log: Log = print
 ) -> EvalRun:
     """The eval set, each case as its own prompt in the bundle renders it, against a server of the image."""
-    prompts = bundle.load(local_registry(snap.platform, bundle_repository(snap.spec.name)), bundle_digest)
-    return evaluate_prompts(snap, prompts, base_url, role, image_digest, bundle_digest, log)
+    prompts = bundle.load(OciLayout(prompt_bundle.layout), prompt_bundle.digest)
+    return evaluate_prompts(snap, prompts, base_url, role, image.digest, prompt_bundle.digest, log)
 
 
 def evaluate_prompts(
@@ -187,37 +197,30 @@ def evaluate_prompts(
     )
 
 
-def live_champion(warehouse: Warehouse, model: str, target: str) -> tuple[str, str] | None:
-    """What users are served where `target` runs (an embedded and a cluster rollout are separate lines)."""
-    _, rows = warehouse.query(
-        "SELECT image_digest, bundle_digest FROM deployments WHERE model = ? AND target = ? AND status = 'live'"
-        " ORDER BY started_at DESC LIMIT 1",
-        [model, target],
-    )
-    return (rows[0][0], rows[0][1]) if rows and rows[0][1] else None
-
-
 def run_canary(
     snap: SpecSnapshot,
-    warehouse: Warehouse,
     model_image: ModelImage,
-    bundle: PromptBundle,
+    prompt_bundle: PromptBundle,
     *,
-    serve: Serve,
-    target: str,
+    backend: Servers,
     log: Log = print,
 ) -> CanaryResult:
-    """The candidate (and the live champion on `target`, if any) against the eval set, judged by the gates."""
-    image, prompts = model_image.digest, bundle.digest
-    live = live_champion(warehouse, snap.spec.name, target)
+    """The candidate (and the backend's live release, if any) against the eval set, judged by the gates."""
+    live = backend.live(snap.platform, snap.spec.name)
     champion = None
-    with serve(image, False) as base_url:  # a server of this release: new settings get a new server
-        candidate = evaluate(snap, base_url, "challenger", image, prompts, log)
-        if live is not None and live != (image, prompts):
-            with serve(live[0], True) as live_url:  # the champion as users get it: usually the live server
-                champion = evaluate(snap, live_url, "champion", *live, log=log)
+    with backend.serve_candidate(snap, model_image, log) as base_url:  # this release: new settings, new server
+        candidate = evaluate(snap, base_url, "challenger", model_image, prompt_bundle, log)
+        if live is not None and (live.image, live.bundle) != (model_image.digest, prompt_bundle.digest):
+            if live.model_image is None or live.prompt_bundle is None:
+                log(
+                    f"the live release ({live.image[:19]}) was recorded by an older platform, without its image and"
+                    " bundle records: no champion to compare with until a rollout by this version"
+                )
+            else:  # the champion as users get it: usually the live server
+                with backend.serve_candidate(snap, live.model_image, log, champion=True) as live_url:
+                    champion = evaluate(snap, live_url, "champion", live.model_image, live.prompt_bundle, log=log)
     verdicts = judge(snap.spec.canary.gates, candidate.metrics, champion.metrics if champion else None)
-    result = CanaryResult(candidate, champion, by_metric(verdicts))
+    result = CanaryResult(candidate, champion, by_metric(verdicts), model_image, prompt_bundle)
     candidate.passed = result.passed
     return result
 

@@ -9,9 +9,9 @@ from ai_platform.artifacts import canonical_json
 from ai_platform.config import HubSource
 from ai_platform.image import base as image_base
 from ai_platform.image import build as image_build
-from ai_platform.image.locations import digest_tag, local_registry, publish, remote
+from ai_platform.image.locations import image_location, local_registry, publish
 from ai_platform.oci.registry import Transfer
-from ai_platform.records import ModelImage, QuantizedWeights, RawWeights
+from ai_platform.records import ImageLocation, ModelImage, QuantizedWeights, RawWeights
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
 
@@ -21,14 +21,13 @@ PREFIX = "ai-platform."
 @dataclass(frozen=True)
 class BuiltImage:
     built: image_build.Built
-    ref: str  # where it can be pulled from
+    location: ImageLocation  # what every later reader serves from (`image.locations.locate`)
     weights_digest: str
     pushed: Transfer | None
-    layout: str
 
     @property
     def record(self) -> ModelImage:
-        return ModelImage(self.built.digest, self.ref, self.layout, self.weights_digest)
+        return ModelImage(self.built.digest, self.location, self.weights_digest)
 
 
 def provenance(snap: SpecSnapshot, quantized: QuantizedWeights, raw: RawWeights) -> dict[str, str]:
@@ -77,9 +76,8 @@ def build_model_image(snap: SpecSnapshot, quantized: QuantizedWeights, raw: RawW
         else None,
     )
     pushed = publish(snap.platform, layout, snap.spec.name, built.descriptor)
-    where = remote(snap.platform, snap.spec.name, digest_tag(built.digest))
-    ref = str(where) if where else f"oci:{layout.root}@{built.digest}"
-    return BuiltImage(built, ref, quantized.digest, pushed, str(layout.root))
+    location = image_location(snap.platform, snap.spec.name, layout, built.digest)
+    return BuiltImage(built, location, quantized.digest, pushed)
 
 
 def record(warehouse: Warehouse, snap: SpecSnapshot, image: BuiltImage) -> None:
@@ -87,7 +85,7 @@ def record(warehouse: Warehouse, snap: SpecSnapshot, image: BuiltImage) -> None:
     row = [
         image.built.digest,
         snap.spec.name,
-        image.ref,
+        image.record.ref,
         image.weights_digest,
         size,
         canonical_json(image.built.manifest.get("annotations", {})).decode(),

@@ -14,7 +14,7 @@ from typing import Any
 
 from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
 from ai_platform.errors import PromptError
-from ai_platform.image.locations import bundle_repository, local_registry, publish
+from ai_platform.image.locations import bundle_repository, image_location, local_registry, publish
 from ai_platform.oci.layout import Descriptor
 from ai_platform.prompts import bundle, engine
 from ai_platform.prompts.compiler import CompiledPrompt, compile_file, version_of
@@ -124,4 +124,5 @@ def build_bundle(snap: SpecSnapshot, compiled: CompiledPrompts) -> tuple[Descrip
     layout = local_registry(snap.platform, repository)
     descriptor = bundle.build(layout, snap.spec.name, prompts)
     publish(snap.platform, layout, repository, descriptor)
-    return descriptor, PromptBundle(descriptor.digest, compiled.commit, str(layout.root))
+    pullable = image_location(snap.platform, repository, layout, descriptor.digest).pullable
+    return descriptor, PromptBundle(descriptor.digest, compiled.commit, str(layout.root), pullable)

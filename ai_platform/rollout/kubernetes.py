@@ -6,6 +6,12 @@ names the live color, a KEDA ScaledObject on `vllm:kv_cache_usage_perc`, a
 PodMonitor, PrometheusRule alerts, and the Grafana dashboard as a ConfigMap. A rollout applies the idle color, waits
 for it to be ready, flips the Service selector, and keeps the old color for
 rollback. The canary eval runs against a candidate Deployment of its own.
+
+What is live is one `records.ModelState` in the artifact store (`gateway_state`):
+the cluster's gateway replicas route by it, a rollback returns to its `previous`,
+and any machine with the registry artifact store reads it (`live_state`). The
+image every Deployment mounts is the one its `ModelImage` record names
+(`image.locations.locate`).
 """
 
 from __future__ import annotations
@@ -19,14 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from ai_platform.config import PINNED_IMAGE, ModelSpec, Platform
-from ai_platform.errors import MissingArtifactError, ServingError
+from ai_platform.errors import ServingError
 from ai_platform.evaluation.client import VLLM_API_KEY_ENV
-from ai_platform.image.locations import bundle_repository, digest_tag, remote
+from ai_platform.image.locations import locate
 from ai_platform.kube import gpu_scheduling
 from ai_platform.logs import Log
+from ai_platform.records import LiveRelease, ModelImage, ModelState, PromptBundle, Records
 from ai_platform.serving import dashboard
 from ai_platform.serving.release import release_id
-from ai_platform.serving.state import GATEWAY_STATE, Color, ModelState, record_live, settings
+from ai_platform.serving.state import record_live, settings
 from ai_platform.serving.vllm import server_args
 
 PORT = 8000
@@ -111,6 +118,11 @@ def deployment(platform: Platform, spec: ModelSpec, color: str, image_ref: str, 
             "template": {"metadata": {"labels": labels(spec.name, color)}, "spec": pod},
         },
     }
+
+
+def replicas(platform: Platform) -> int:
+    """The replicas a colour starts with (KEDA moves it from there)."""
+    return max(1, platform.config.kubernetes.autoscaling.min_replicas)
 
 
 def service(platform: Platform, spec: ModelSpec, live_color: str) -> dict[str, Any]:
@@ -317,27 +329,14 @@ def dashboard_config_map(platform: Platform) -> dict[str, Any]:
     }
 
 
-def pinned_image_ref(platform: Platform, model: str, digest: str) -> str:
-    where = remote(platform, model, digest_tag(digest))
-    if where is None:
-        raise ServingError(
-            "registry.url is an OCI layout on disk; a cluster pulls images from a registry "
-            "(set registry.url: https://HOST/PREFIX)"
-        )
-    return f"{where.host}/{where.repository}@{digest}"
+def live_state(platform: Platform, model: str) -> ModelState | None:
+    """The model's state as the last rollout left it in the artifact store (None: never rolled out)."""
+    return Records(platform.artifacts()).find(ModelState, model)
 
 
-def live_rollout(platform: Platform, model: str) -> dict[str, Any] | None:
-    """The color and image the model's Service routes to, as the last rollout left them (None: never rolled out)."""
-    try:
-        return platform.artifacts().ref("k8s_rollout", model)
-    except MissingArtifactError:
-        return None
-
-
-def idle_color(current: dict[str, Any] | None) -> str:
+def idle_color(current: ModelState | None) -> str:
     """The color a rollout starts: the one the last rollout did not leave live."""
-    return "green" if current and current["color"] == "blue" else "blue"
+    return current.idle_color if current else "blue"
 
 
 def service_url(name: str, namespace: str) -> str:
@@ -361,41 +360,40 @@ def switch(platform: Platform, spec: ModelSpec, image_ref: str, bundle: str, col
     return Switch(manifests, route, retire)
 
 
-def next_live(current: dict[str, Any] | None, color: str, image: str, bundle: str, release: str) -> dict[str, Any]:
-    """The `k8s_rollout` ref after a switch to `color`: what is live, and what was (the rollback's target)."""
-    previous = {k: current[k] for k in ("color", "image", "bundle", "release") if k in current} if current else None
-    return {"color": color, "image": image, "bundle": bundle, "release": release, "previous": previous}
-
-
-def rollback_target(current: dict[str, Any] | None, model: str) -> dict[str, Any]:
-    """The image and bundle a rollback returns to: what was live before the last switch."""
-    previous = (current or {}).get("previous")
-    if not previous or "bundle" not in previous:
+def rollback_target(current: ModelState | None, model: str) -> tuple[ModelImage, PromptBundle]:
+    """The image and bundle a rollback returns to: what was live before the last switch, as records."""
+    previous = current.previous if current else None
+    if previous is None or previous.model_image is None or previous.prompt_bundle is None:
         raise ServingError(f"{model}: nothing to roll back to on Kubernetes (no previous rollout recorded)")
-    return dict(previous)
+    return previous.model_image, previous.prompt_bundle
 
 
 def apply_rollout(
-    snap: Any, image: str, bundle: str, *, log: Log, reason: str = "canary passed", timeout_s: float = 1800.0
+    snap: Any,
+    image: ModelImage,
+    bundle: PromptBundle,
+    *,
+    log: Log,
+    reason: str = "canary passed",
+    timeout_s: float = 1800.0,
 ) -> dict[str, Any]:
     """Server-side apply the idle color, wait until it has rolled out, flip the Service, and pause the old
     color at 0 replicas (its objects stay, for a rollback). A rollback is this switch back to the previous
     image and bundle."""
     platform, spec = snap.platform, snap.spec
-    current = live_rollout(platform, spec.name)
-    ref = pinned_image_ref(platform, spec.name, image)
-    ns, this_release = platform.config.kubernetes.namespace, release(platform, spec, image)
-    if current and current.get("release") == this_release:  # prompts only: vLLM stays as it is
-        color, kind = current["color"], "prompts"
-        log(f"{spec.name}: same release on {color}; the gateway replicas pick up prompts {bundle[:19]}")
+    current = live_state(platform, spec.name)
+    ref = locate(image, pull=True)
+    ns, this_release = platform.config.kubernetes.namespace, release(platform, spec, image.digest)
+    if current and current.live and current.live.release == this_release:  # prompts only: vLLM stays as it is
+        color, kind = current.live.color, "prompts"
+        log(f"{spec.name}: same release on {color}; the gateway replicas pick up prompts {bundle.digest[:19]}")
     else:
         color, kind = idle_color(current), "model"
-        _switch(platform, spec, ref, bundle, color, current["color"] if current else None, log, timeout_s)
-    live = next_live(current, color, image, bundle, this_release)
+        old = current.live.color if current and current.live else None
+        _switch(platform, spec, ref, bundle.digest, color, old, log, timeout_s)
     deployment_id = uuid.uuid4().hex
-    store = platform.artifacts()
-    store.set_ref("k8s_rollout", spec.name, live)
-    store.set_ref(GATEWAY_STATE, spec.name, gateway_state(platform, spec, live, deployment_id).to_json())
+    state = next_state(platform, spec, current, color, image, bundle, deployment_id)
+    Records(platform.artifacts()).publish(state, spec.name)
     endpoint = service_url(spec.name, ns)
     with platform.warehouse().write() as con:
         record_live(
@@ -404,16 +402,16 @@ def apply_rollout(
             model=spec.name,
             target="kubernetes",
             color=color,
-            image=image,
-            bundle=bundle,
+            image=image.digest,
+            bundle=bundle.digest,
             reason=reason,
             endpoint=endpoint,
         )
     return {
         "kind": kind,
         "color": color,
-        "image": image,
-        "bundle": bundle,
+        "image": image.digest,
+        "bundle": bundle.digest,
         "image_ref": ref,
         "namespace": ns,
         "endpoint": endpoint,
@@ -438,24 +436,43 @@ def _switch(
         log(f"{spec.name}: {manifest['metadata']['name']} paused at 0 replicas (kept for a rollback)")
 
 
-def gateway_state(platform: Platform, spec: ModelSpec, live: dict[str, Any], deployment_id: str) -> ModelState:
-    """What the cluster's gateway replicas follow (`ai-platform serve --states-from REGISTRY`): the model's
-    Service (which colour it selects is the Service's business), the prompt bundle in the registry by digest,
-    and the gateway settings from platform.yaml and the spec."""
-    bundle = remote(platform, bundle_repository(spec.name), digest_tag(live["bundle"]))
-    if bundle is None:
-        raise ServingError("registry.url is an OCI layout on disk; a cluster's gateway pulls bundles from a registry")
-    upstream = Color(
-        live["color"],
+def next_state(
+    platform: Platform,
+    spec: ModelSpec,
+    current: ModelState | None,
+    color: str,
+    image: ModelImage,
+    bundle: PromptBundle,
+    deployment_id: str,
+) -> ModelState:
+    """The model's state after a switch to `color`, what the cluster's gateway replicas follow (`ai-platform serve
+    --states-from REGISTRY`): the model's Service (which colour it selects is the Service's business), the prompt
+    bundle in the registry by digest (as its record says), the gateway settings from platform.yaml and the spec;
+    and what was live before (the rollback's target: one step of history, not a chain)."""
+    if not bundle.pullable:
+        raise ServingError(
+            f"prompt bundle {bundle.digest[:19]} was built into an OCI layout on disk and never pushed; a cluster's"
+            " gateway pulls bundles from a registry (set registry.url: https://HOST/PREFIX and materialize"
+            " prompt_bundle again)"
+        )
+    runtime = vllm_image(platform)
+    live = LiveRelease(
+        color,
         service_url(spec.name, platform.config.kubernetes.namespace),
         0,  # no process of ours: the Service and its pods
-        live["image"],
-        live["bundle"],
-        f"{bundle.host}/{bundle.repository}@{live['bundle']}",
+        image.digest,
+        bundle.digest,
+        bundle.pullable,
         deployment_id,
-        live["release"],
+        release_id(image.digest, spec.serving, runtime),
+        model_image=image,
+        prompt_bundle=bundle,
+        serving=spec.serving.model_dump(mode="json"),
+        runtime=runtime,
+        replicas=replicas(platform),
     )
-    return ModelState(spec.name, live=upstream, **settings(platform, spec, local=False))
+    previous = current.live if current else None
+    return ModelState(spec.name, live=live, previous=previous, **settings(platform, spec, local=False))
 
 
 def canary_manifests(platform: Platform, spec: ModelSpec, image_ref: str, digest: str) -> list[dict[str, Any]]:
@@ -473,9 +490,9 @@ def canary_manifests(platform: Platform, spec: ModelSpec, image_ref: str, digest
 
 @contextmanager
 def candidate_server(
-    snap: Any, image: str, *, log: Log, timeout_s: float = 1800.0, champion: bool = False
+    snap: Any, image: ModelImage, *, log: Log, timeout_s: float = 1800.0, champion: bool = False
 ) -> Iterator[str]:
-    """The base URL of image `image` serving in the cluster, for the canary eval.
+    """The base URL of `image` serving in the cluster, for the canary eval.
 
     The live Service when it already serves this release (a prompt-only change), or, for the
     champion, when it serves `image`; otherwise a candidate Deployment and Service, applied, waited
@@ -485,13 +502,19 @@ def candidate_server(
 
     platform, spec = snap.platform, snap.spec
     ns = platform.config.kubernetes.namespace
-    current = live_rollout(platform, spec.name)
-    wanted = ("image", image) if champion else ("release", release(platform, spec, image))
-    if current and current.get(wanted[0]) == wanted[1]:
-        log(f"evaluating on the live {current['color']} Service ({image[:19]}): same {wanted[0]}, no new Deployment")
+    current = live_state(platform, spec.name)
+    live = current.live if current else None
+    digest = image.digest
+    what, same = (
+        ("image", live and live.image == digest)
+        if champion
+        else ("release", live and live.release == release(platform, spec, digest))
+    )
+    if live and same:
+        log(f"evaluating on the live {live.color} Service ({digest[:19]}): same {what}, no new Deployment")
         yield service_url(spec.name, ns)
         return
-    manifests = canary_manifests(platform, spec, pinned_image_ref(platform, spec.name, image), image)
+    manifests = canary_manifests(platform, spec, locate(image, pull=True), digest)
     name = manifests[0]["metadata"]["name"]
     api = _client()
     try:

@@ -6,7 +6,7 @@ switch the gateway's upstream (one atomic state-file rename, then
 `POST /admin/reload`), wait for the old color's in-flight requests to drain,
 then stop it by PID. A prompt-only change: same image, new bundle: the state
 changes and the gateway reloads the bundle; vLLM is not restarted. Rollback is
-a rollout of the previous image and bundle.
+a rollout of the previous image and bundle records, as the state keeps them.
 """
 
 from __future__ import annotations
@@ -21,21 +21,13 @@ import httpx
 
 from ai_platform.errors import ServingError
 from ai_platform.evaluation.stage import load_cases
-from ai_platform.image.locations import bundle_repository, local_registry
 from ai_platform.logs import Log
+from ai_platform.oci.layout import OciLayout
 from ai_platform.prompts import bundle as prompt_bundle
 from ai_platform.prompts.render import request_body
+from ai_platform.records import LiveRelease, ModelImage, ModelState, PromptBundle
 from ai_platform.serving.release import installed_vllm, release_id
-from ai_platform.serving.state import (
-    Color,
-    ModelState,
-    admin_headers,
-    gateway_url,
-    load,
-    record_live,
-    save,
-    settings,
-)
+from ai_platform.serving.state import admin_headers, gateway_url, load, record_live, save, settings
 from ai_platform.serving.vllm import SERVE_PYTHON, healthy, launch_image, stop_pid
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
@@ -62,7 +54,7 @@ def _reload_gateway(home: Path, log: Log) -> bool:
         return False
 
 
-def _drain(home: Path, old: Color, log: Log, timeout_s: float = 120.0) -> bool:
+def _drain(home: Path, old: LiveRelease, log: Log, timeout_s: float = 120.0) -> bool:
     url = gateway_url(home)
     deadline = time.monotonic() + timeout_s
     while url and time.monotonic() < deadline:
@@ -78,7 +70,7 @@ def _drain(home: Path, old: Color, log: Log, timeout_s: float = 120.0) -> bool:
     return False
 
 
-def _warm(color: Color, snap: SpecSnapshot, documents: dict[str, dict[str, Any]], count: int = 3) -> None:
+def _warm(color: LiveRelease, snap: SpecSnapshot, documents: dict[str, dict[str, Any]], count: int = 3) -> None:
     """A few real requests through the new color before it takes traffic (compile caches, first-batch costs)."""
     cases = load_cases(snap)[:count]
     with httpx.Client(timeout=120) as client:
@@ -88,7 +80,7 @@ def _warm(color: Color, snap: SpecSnapshot, documents: dict[str, dict[str, Any]]
             client.post(f"{color.base_url}/v1/chat/completions", json=body).raise_for_status()
 
 
-def _record(warehouse: Warehouse, snap: SpecSnapshot, new: Color, reason: str) -> None:
+def _record(warehouse: Warehouse, snap: SpecSnapshot, new: LiveRelease, reason: str) -> None:
     with warehouse.write() as con:
         record_live(
             con,
@@ -103,27 +95,41 @@ def _record(warehouse: Warehouse, snap: SpecSnapshot, new: Color, reason: str) -
         )
 
 
+def runtime() -> str:
+    """The runtime a release serves on here: the serve environment's vLLM."""
+    return installed_vllm(SERVE_PYTHON)
+
+
 def release_of(snap: SpecSnapshot, image: str) -> str:
     """The release `image` would be on this machine: with the spec's server settings, on the serve environment."""
-    return release_id(image, snap.spec.serving, installed_vllm(SERVE_PYTHON))
+    return release_id(image, snap.spec.serving, runtime())
 
 
-def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary passed", log: Log = print) -> Rollout:
+def deploy(
+    snap: SpecSnapshot, image: ModelImage, bundle: PromptBundle, *, reason: str = "canary passed", log: Log = print
+) -> Rollout:
+    """Make `image` with `bundle` the model's live release, served from where the records say they are."""
     platform, model, home = snap.platform, snap.spec.name, snap.platform.home
-    release = release_of(snap, image)
+    release = release_of(snap, image.digest)
     warehouse = platform.warehouse()
     db = warehouse.location
     state = replace(load(home, model, db), **settings(platform, snap.spec))
-    bundle_layout = local_registry(platform, bundle_repository(model))
-    documents = prompt_bundle.load(bundle_layout, bundle)
+    documents = prompt_bundle.load(OciLayout(bundle.layout), bundle.digest)
     live = state.live
     if live and live.release == release and healthy(live.base_url):
-        if live.bundle == bundle:
+        if live.bundle == bundle.digest:
             if state != load(home, model, db):  # the same release, new settings (guards, trust threshold, ...)
                 save(home, state)
                 _reload_gateway(home, log)
             return Rollout(state, "unchanged", None, True)
-        new = replace(live, bundle=bundle, bundle_layout=str(bundle_layout.root), deployment_id=uuid.uuid4().hex)
+        new = replace(
+            live,
+            bundle=bundle.digest,
+            bundle_layout=bundle.layout,
+            prompt_bundle=bundle,
+            deployment_id=uuid.uuid4().hex,
+            model_image=live.model_image or image,  # none in a state an older platform wrote
+        )
         state = replace(state, live=new, previous=live)
         save(home, state)
         _reload_gateway(home, log)
@@ -131,9 +137,9 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
         return Rollout(state, "prompts", None, True)
 
     color = state.idle_color
-    if live and live.image == image:
+    if live and live.image == image.digest:
         reason = f"{reason}: server settings or runtime changed"
-    log(f"starting {color} for {image[:19]} (release {release[7:19]})")
+    log(f"starting {color} for {image.digest[:19]} (release {release[7:19]})")
     server = launch_image(
         platform,
         snap.spec,
@@ -142,8 +148,22 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
         on_log=log,
         log_path=platform.artifacts_path / "logs" / f"vllm-{model}-{color}.log",
     )
-    layout_root, deployment_id = str(bundle_layout.root), uuid.uuid4().hex
-    new = Color(color, server.base_url, server.pid, image, bundle, layout_root, deployment_id, release, server.identity)
+    new = LiveRelease(
+        color,
+        server.base_url,
+        server.pid,
+        image.digest,
+        bundle.digest,
+        bundle.layout,
+        uuid.uuid4().hex,
+        release,
+        server.identity,
+        model_image=image,
+        prompt_bundle=bundle,
+        serving=snap.spec.serving.model_dump(mode="json"),
+        runtime=runtime(),
+        replicas=1,
+    )
     try:
         _warm(new, snap, documents)
     except (httpx.HTTPError, ServingError) as exc:
@@ -167,10 +187,17 @@ def deploy(snap: SpecSnapshot, image: str, bundle: str, *, reason: str = "canary
 
 def rollback(snap: SpecSnapshot, log: Log = print) -> Rollout:
     state = load(snap.platform.home, snap.spec.name)
-    if state.previous is None:
-        raise ServingError(f"{snap.spec.name}: nothing to roll back to (no previous deployment)")
     previous = state.previous
-    result = deploy(snap, previous.image, previous.bundle, reason=f"rollback to {previous.image[:19]}", log=log)
+    if previous is None:
+        raise ServingError(f"{snap.spec.name}: nothing to roll back to (no previous deployment)")
+    if previous.model_image is None or previous.prompt_bundle is None:
+        raise ServingError(
+            f"{snap.spec.name}: the previous release ({previous.image[:19]}) was recorded by an older platform,"
+            " without its image and bundle records; roll it out through the pipeline instead"
+        )
+    result = deploy(
+        snap, previous.model_image, previous.prompt_bundle, reason=f"rollback to {previous.image[:19]}", log=log
+    )
     return replace(result, kind="rollback")
 
 

@@ -1,70 +1,29 @@
-"""The rollout state of each model: which color is live, where, serving which image and bundle.
+"""The rollout state of each model (`records.ModelState`): the live release, the previous one, gateway settings.
 
-One small JSON file per model under `<home>/rollout/`, replaced atomically; it is
-what the gateway routes by (it re-reads it on `POST /admin/reload` and every
-second), so a switch is one rename.
+On the embedded backend, one small JSON file per model under `<home>/rollout/`,
+replaced atomically; it is what the gateway routes by (it re-reads it on
+`POST /admin/reload` and every second), so a switch is one rename. A cluster's
+rollouts keep the same record in the artifact store (`load_from`), which the
+cluster's gateway replicas follow and any machine can read.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ai_platform.artifacts import ArtifactStore, atomic_write
 from ai_platform.config import ModelSpec, Platform
+from ai_platform.records import LiveRelease, Records
+from ai_platform.records import ModelState as ModelState  # the record, under the name the gateway imports
 
 COLORS = ("blue", "green")
 GATEWAY_URL_FILE = "gateway.url"  # written by `ai-platform serve` under <home>/rollout
 ADMIN_KEY_FILE = "gateway.admin-key"  # the gateway's local admin key (owner-only), beside it
 
 
-@dataclass(frozen=True)
-class Color:
-    color: str
-    base_url: str
-    pid: int
-    image: str  # manifest digest of the model image
-    bundle: str  # manifest digest of the prompt bundle
-    bundle_layout: str  # where the gateway loads the bundle from
-    deployment_id: str
-    release: str = ""  # serving/release.py: image, server settings, runtime ("" from an older platform)
-    started: str = ""  # vllm.process_identity of `pid` when it started ("" from an older platform)
-
-
-# Fields a state file written by an older platform may lack: they take their defaults.
-OPTIONAL = ("trust_threshold", "inbox", "retrieval_corpus", "guards", "keys_file", "window_storage", "admission")
-
-
-@dataclass(frozen=True)
-class ModelState:
-    model: str
-    warehouse: str
-    live: Color | None = None
-    previous: Color | None = None  # stopped after the drain; rollback starts it again
-    trust_threshold: float = 0.7  # platform.yaml feedback.trust_threshold, as of the last rollout
-    inbox: str = ""  # where `POST /v1/feedback` drops reviewers' labels
-    retrieval_corpus: str = ""  # feedback.retrieval_corpus, resolved; empty: no re-ask
-    guards: dict[str, Any] = field(default_factory=dict)  # the model spec's `guards`, as of the last rollout
-    keys_file: str = ""  # platform.yaml gateway.keys, resolved: the hashed API keys
-    window_storage: str = "memory://"  # platform.yaml gateway.window_storage
-    admission: dict[str, Any] = field(default_factory=dict)  # the model spec's serving.admission
-
-    @property
-    def idle_color(self) -> str:
-        return "blue" if self.live is None or self.live.color == "green" else "green"
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ModelState:
-        def color(value: dict[str, Any] | None) -> Color | None:
-            return Color(**value) if value else None
-
-        optional = {k: data[k] for k in OPTIONAL if k in data}
-        return cls(data["model"], data["warehouse"], color(data.get("live")), color(data.get("previous")), **optional)
+Color = LiveRelease  # the gateway's name for what a model serves: one colour's release
 
 
 def state_dir(home: Path) -> Path:
@@ -120,12 +79,12 @@ def settings(platform: Platform, spec: ModelSpec, *, local: bool = True) -> dict
     }
 
 
-GATEWAY_STATE = "gateway_state"  # the artifact-store stage under which a cluster's rollouts keep ModelStates
+GATEWAY_STATE = ModelState.stage  # the artifact-store stage under which a cluster's rollouts keep ModelStates
 
 
 def load_from(store: ArtifactStore) -> dict[str, ModelState]:
     """The rollout states a cluster's rollouts keep in the artifact store (every gateway replica reads them)."""
-    return {model: ModelState.from_json(record) for model, record in store.refs(GATEWAY_STATE).items()}
+    return Records(store).all(ModelState)
 
 
 def save(home: Path, state: ModelState) -> None:

@@ -31,9 +31,10 @@ import httpx
 
 from ai_platform.config import ModelSpec, Platform, Serving
 from ai_platform.errors import ServingError
-from ai_platform.image.locations import local_registry
+from ai_platform.image.locations import locate
 from ai_platform.image.unpack import unpack
 from ai_platform.logs import Log
+from ai_platform.records import ModelImage
 from ai_platform.serving.runtime import checkpoint_scheme, preflight, probe_env
 
 Device = Literal["cpu", "gpu"]
@@ -337,16 +338,17 @@ def local_device() -> Device:
 def launch_image(
     platform: Platform,
     spec: ModelSpec,
-    image: str,
+    image: ModelImage,
     *,
     log_path: Path,
     detach: bool = False,
     on_log: Callable[[str], None] | None = None,
 ) -> VllmServer:
-    """Unpack the model image (every layer held to its digest) and serve it from the serve environment."""
-    model_dir = unpack(local_registry(platform, spec.name), image, platform.artifacts_path / "serving")
+    """Unpack the model image from where its record says it is (every layer held to its digest) and serve it
+    from the serve environment."""
+    model_dir = unpack(locate(image), image.digest, platform.artifacts_path / "serving")
     if on_log:
-        on_log(f"serving {image[:19]} from {model_dir} on {local_device()}")
+        on_log(f"serving {image.digest[:19]} from {model_dir} on {local_device()}")
     return launch(
         model_dir,
         spec.name,

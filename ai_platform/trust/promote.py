@@ -22,6 +22,7 @@ from typing import Any
 from ai_platform.artifacts import ArtifactStore
 from ai_platform.config import Trust
 from ai_platform.errors import TrustModelError
+from ai_platform.records import Records, TrustChampion
 from ai_platform.trust.features import features
 from ai_platform.trust.model import TrustModel
 from ai_platform.trust.train import checks
@@ -66,7 +67,7 @@ def promote(
         return Promotion(False, f"holdout AUC {auc:.3f} does not beat the champion's {incumbent:.3f}", 0)
     with warehouse.write() as con:
         con.execute("UPDATE trust_models SET champion = (version = ?) WHERE served_model = ?", [version, model])
-    store.set_ref("trust_model", model, {"version": version, "path": str(store.blob_path(version))})
+    Records(store).publish(TrustChampion(version, str(store.blob_path(version))), model)
     why = "first champion" if incumbent is None else f"holdout AUC {auc:.3f} beats the champion's {incumbent:.3f}"
     return Promotion(True, why, backfill(warehouse, model, trust_model, threshold))
 
