@@ -354,7 +354,7 @@ def test_the_gateway_in_the_cluster_and_who_may_call_vllm(demo_repo: Path, tmp_p
 
 
 def test_our_clients_send_the_vllm_key_where_one_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ai_platform.evaluation.client import VLLM_API_KEY_ENV, upstream_headers
+    from ai_platform.serving.upstream import VLLM_API_KEY_ENV, upstream_headers
 
     monkeypatch.delenv(VLLM_API_KEY_ENV, raising=False)
     assert upstream_headers() == {}
