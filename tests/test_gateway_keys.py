@@ -86,3 +86,19 @@ def test_a_gateway_started_before_the_first_rollout_follows_the_key_file_it_name
         save(tmp_path, ModelState("m", str(tmp_path / "wh.duckdb"), keys_file=str(elsewhere)))  # a rollout
         assert client.post("/admin/reload", headers=admin_headers(tmp_path)).status_code == 200
         assert client.get("/v1/models", headers={"Authorization": f"Bearer {raw}"}).status_code == 200
+
+
+def test_the_gateways_own_settings_win_over_what_a_rollout_state_names(tmp_path: Path, redis_url: str) -> None:
+    """platform.yaml's gateway section, given to the gateway (`ai-platform serve --keys --window-storage`), is the
+    gateway's for every model: a rollout state naming other settings does not change them."""
+    own = tmp_path / "secrets" / "gateway-keys.json"
+    raw = keys.create(own, "ana", ["invoke"])
+    stale = tmp_path / "old" / "keys.json"
+    other = keys.create(stale, "bob", ["invoke"])
+    save(tmp_path, ModelState("m", str(tmp_path / "wh.duckdb"), keys_file=str(stale), window_storage="memory://"))
+    with gateway(tmp_path, raw, keys_file=own, window_storage=f"{redis_url}/3") as client:
+        assert client.get("/v1/models").status_code == 200
+        assert client.get("/v1/models", headers={"Authorization": f"Bearer {other}"}).status_code == 401
+        assert client.post("/admin/reload", headers=admin_headers(tmp_path)).status_code == 200
+        assert client.get("/v1/models").status_code == 200, "a reload keeps them"
+        assert client.app.state.gateway.pipeline.windows.storage_uri == f"{redis_url}/3"  # type: ignore[attr-defined]

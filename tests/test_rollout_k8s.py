@@ -337,6 +337,7 @@ def test_the_gateway_in_the_cluster_and_who_may_call_vllm(demo_repo: Path, tmp_p
     assert gateway["PodDisruptionBudget"]["spec"]["minAvailable"] == 1
     args = pod["spec"]["containers"][0]["args"]
     assert args[args.index("--states-from") + 1] == platform.config.registry.url  # rollouts from the registry
+    assert args[args.index("--window-storage") + 1] == platform.config.gateway.window_storage  # the gateway's own
     assert pod["metadata"]["labels"].items() >= GATEWAY.items()
 
     models = {m["kind"]: m for m in rendered(demo_repo)}

@@ -58,6 +58,7 @@ class Gateway:
         keys_file: Path | None = None,
         local_admin: str | None = None,
         states_from: RegistryStore | None = None,
+        window_storage: str | None = None,
     ) -> None:
         self.home = Path(home)
         self.metrics = Metrics()
@@ -66,7 +67,8 @@ class Gateway:
         self.live = Live(self.home, self.metrics, states_from)
         self.log = GenerationLog(self.metrics, Journal(self.home / "gateway" / "journal"))
         self.upstream = Upstream()
-        self.keys_file = keys_file  # given to `ai-platform serve`; else what the rollout states name
+        # Gateway-wide settings (platform.yaml's `gateway`), given to `ai-platform serve`; else what states name
+        self.keys_file, self.window_storage = keys_file, window_storage
         keys = KeyRing(keys_file or default_keys_file(self.home), local_admin)
         self.pipeline = Pipeline(self.live, self.metrics, self.log, self.upstream, keys, Windows())
         self.prompt_run, self.openai = PromptRun(), OpenAI()
@@ -82,11 +84,12 @@ class Gateway:
         return after
 
     def _configure(self, states: dict[str, ModelState]) -> None:
-        """Follow platform.yaml's gateway settings as the latest rollout states carry them: a gateway that
-        started before the first rollout picks up the key file and the window storage then."""
+        """The gateway-wide settings: the gateway's own where it was given them; else, for a gateway started
+        without them, platform.yaml's as the latest rollout states carry them (picked up at the first rollout)."""
         named = next((Path(s.keys_file) for s in states.values() if s.keys_file), None)
         self.pipeline.keys.path = self.keys_file or named or default_keys_file(self.home)
-        storage = next((s.window_storage for s in states.values() if s.window_storage), "memory://")
+        carried = next((s.window_storage for s in states.values() if s.window_storage), "memory://")
+        storage = self.window_storage or carried
         if storage != self.pipeline.windows.storage_uri:
             self.pipeline.windows = Windows(storage)
 
@@ -170,13 +173,19 @@ def default_keys_file(home: Path) -> Path:
     return Path(home) / "gateway" / "keys.json"
 
 
-def create_app(home: Path, keys_file: Path | None = None, states_from: RegistryStore | None = None) -> Starlette:
-    """The gateway app; it writes a fresh local admin key (owner-only) for rollouts on this machine."""
+def create_app(
+    home: Path,
+    keys_file: Path | None = None,
+    states_from: RegistryStore | None = None,
+    window_storage: str | None = None,
+) -> Starlette:
+    """The gateway app; it writes a fresh local admin key (owner-only) for rollouts on this machine. `keys_file`
+    and `window_storage`: platform.yaml's `gateway.keys` and `gateway.window_storage`, for the whole gateway."""
     local_admin = new_key()
     admin_file = state_dir(home) / ADMIN_KEY_FILE
     atomic_write(admin_file, local_admin.encode())
     os.chmod(admin_file, 0o600)
-    gateway = Gateway(home, keys_file, local_admin, states_from)
+    gateway = Gateway(home, keys_file, local_admin, states_from, window_storage)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -207,9 +216,17 @@ def create_app(home: Path, keys_file: Path | None = None, states_from: RegistryS
     return app
 
 
-def serve(home: Path, host: str = "127.0.0.1", port: int = 8080, states_from: str | None = None) -> None:
+def serve(
+    home: Path,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    states_from: str | None = None,
+    keys_file: Path | None = None,
+    window_storage: str | None = None,
+) -> None:
     """Run the gateway until interrupted; its URL is written where rollouts look for it. `states_from`, a
-    registry URL (platform.yaml's registry.url), makes it follow a cluster's rollouts kept there."""
+    registry URL (platform.yaml's registry.url), makes it follow a cluster's rollouts kept there; `keys_file`
+    and `window_storage` are platform.yaml's gateway settings (create_app)."""
     import uvicorn
 
     marker = state_dir(home) / GATEWAY_URL_FILE
@@ -221,7 +238,7 @@ def serve(home: Path, host: str = "127.0.0.1", port: int = 8080, states_from: st
     ACCESS.propagate = False
     try:
         store = RegistryStore(states_from, Path(home) / "artifacts") if states_from else None
-        app = create_app(Path(home), states_from=store)
+        app = create_app(Path(home), keys_file, store, window_storage)
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
     finally:
         marker.unlink(missing_ok=True)
