@@ -131,6 +131,13 @@ def test_serving_imports_nothing_from_evaluation() -> None:
     assert "serving" not in package_graph(ROOT)["detectors"]
 
 
+def test_the_gateway_app_keeps_routes_and_the_factory() -> None:
+    """The request steps live in serving/gateway/pipeline.py, once for every route family, not in app.py."""
+    app = (ROOT / "ai_platform" / "serving" / "gateway" / "app.py").read_text(encoding="utf-8")
+    assert len(app.splitlines()) < 300
+    assert "from ai_platform.serving.gateway.pipeline import" in app
+
+
 def test_an_import_of_evaluation_inside_a_serving_function_is_seen(tmp_path: Path) -> None:
     (tmp_path / "ai_platform" / "serving" / "gateway").mkdir(parents=True)
     (tmp_path / "ai_platform" / "serving" / "gateway" / "m.py").write_text(
