@@ -430,3 +430,55 @@ class WorkloadError(PlatformError):
 
 class ClusterUnreachableError(ServingError):
     """The Kubernetes backend could not reach its cluster: no kubeconfig or in-cluster account, or no answer."""
+
+
+# The gateway and the model servers behind it (issue 29: the named classes that replaced keys.Refused,
+# app._UpstreamError and evaluation.client._HttpError).
+
+
+class GatewayRefusal(PlatformError):
+    """A gateway request answered with an error instead of a reply: the HTTP `status`, and the `param`, `code`
+    and `headers` of the OpenAI-shaped error body (serving/gateway/responses.py)."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.param, self.code, self.headers = status, param, code, headers
+
+
+class KeyRefused(GatewayRefusal):
+    """A gateway request its bearer key does not allow: `status` 401 (no or unknown key, with a Bearer challenge)
+    or 403 (a key without the scope)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        unknown = status == 401
+        super().__init__(
+            status,
+            message,
+            code="invalid_api_key" if unknown else "insufficient_scope",
+            headers={"WWW-Authenticate": "Bearer"} if unknown else None,
+        )
+
+
+class UpstreamError(ServingError):
+    """The model server failed a gateway request; `status` is what the gateway's caller gets: 400 when the
+    request was at fault (vLLM's message passed on), 502 when the server failed or could not be reached."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class UpstreamStatusError(ServingError):
+    """A model server answered an eval request with an HTTP status other than 200; `status` is that status."""
+
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(f"HTTP {status}: {text}")
+        self.status = status

@@ -6,7 +6,7 @@ Texts (seeded, the same for all three):
   pii        the test corpus's sentences (tests/pii_corpus.py): identifiers printed compact,
              grouped, full-width, valid and with a broken check, Chinese and English
 Timed per text, best of --repeat passes over each set:
-  ours       ai_platform.evaluation.pii.find_pii (fold, grouped windows, python-stdnum checks)
+  ours       ai_platform.detectors.pii.find_pii (fold, grouped windows, python-stdnum checks)
   previous   find_pii as of BASELINE_COMMIT (one regex per kind, its own validators), read with `git show`
   re         one `re.finditer` of a digit-run pattern over the text: the least a scan costs
 On the pii set it also prints what each finds: valid values at their exact span, broken ones flagged.
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from pii_corpus import corpus  # noqa: E402
 
 from ai_platform.demo import corpus as demo  # noqa: E402
-from ai_platform.evaluation.pii import find_pii  # noqa: E402
+from ai_platform.detectors.pii import find_pii  # noqa: E402
 
 BASELINE_COMMIT = "2996a20"  # the last pii.py before issue 22
 FLOOR = re.compile(r"[0-9][0-9 .-]{11,}[0-9Xx]")

@@ -24,6 +24,8 @@ from postgres_server import PostgresServer, PostgresUnavailable, running_postgre
 
 from ai_platform.serving.vllm import SERVE_PYTHON  # noqa: E402 - tests import it from here
 
+pytest_plugins = ["gateway_harness"]  # the live gateway every gateway test uses, and its `upstream` fixture
+
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects: the registry marker must be there by then
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -3,7 +3,7 @@
 Kinds: CN resident IDs, USCCs, IBANs of every country python-stdnum's registry lists, and
 Luhn-valid cards with real issuer prefixes. Each value is printed compact, in groups of four
 (space, hyphen, dot), in its structural groups, in irregular groups (not cards: see
-evaluation/pii.py), and full-width (digits, letters and separators), inside a Chinese and an
+detectors/pii.py), and full-width (digits, letters and separators), inside a Chinese and an
 English sentence. Every valid value also yields a broken twin: the same value with its check
 character(s) replaced, which no recognizer may report as any kind.
 

@@ -16,24 +16,18 @@ from typing import Any
 
 import pytest
 from fake_upstream import FakeUpstream, serving
+from gateway_harness import MODEL, api_key, roll_out
+from gateway_harness import client as gateway
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from ai_platform.oci.layout import OciLayout
-from ai_platform.prompts import bundle
-from ai_platform.prompts.compiler import compile_bytes
-from ai_platform.serving.gateway import create_app, keys
-from ai_platform.serving.state import Color, ModelState, save
-
-MODEL = "contract-reviewer"
-PROMPT = b'user: "Review: {{text}}"\n'
 ROUTES = ["/v1/prompts/review:run", "/v1/chat/completions", "/v1/completions", "/v1/feedback"]
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @pytest.fixture(scope="module")
-def upstream() -> Iterator[FakeUpstream]:
+def upstream() -> Iterator[FakeUpstream]:  # one stand-in for the whole module, not the harness's per test
     with serving(FakeUpstream(default="Risk: low.")) as running:
         yield running
 
@@ -45,15 +39,11 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def client(home: Path, upstream: FakeUpstream) -> Iterator[TestClient]:
-    layout = OciLayout(home / "registry" / "prompts")
-    descriptor = bundle.build(layout, MODEL, [compile_bytes(PROMPT, "prompts/review.prompt")])
-    live = Color("blue", upstream.url, 1, "sha256:" + "a" * 64, descriptor.digest, str(layout.root), "d")
     # Admission as generous as a spec may make it (serving.admission.budget's bound), so that few bodies are
     # refused for the rate alone.
     admission = {"budget": 1_000_000, "key_share": 1.0, "max_tokens": 64, "degrade_max_tokens": None}
-    save(home, ModelState(MODEL, str(home / "wh.duckdb"), live=live, inbox=str(home / "inbox"), admission=admission))
-    raw = keys.create(home / "gateway" / "keys.json", "tester", ["invoke", "label"])
-    with TestClient(create_app(home), headers={"Authorization": f"Bearer {raw}"}) as client:
+    roll_out(home, upstream, inbox=str(home / "inbox"), admission=admission)
+    with gateway(home, api_key(home, scopes=("invoke", "label"))) as client:
         yield client
 
 

@@ -3,44 +3,26 @@ real redis-server."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from fake_upstream import FakeUpstream, serving
+from fake_upstream import FakeUpstream
+from gateway_harness import api_key, client, key_file, roll_out
 from starlette.testclient import TestClient
 
 from ai_platform.config import Admission
-from ai_platform.oci.layout import OciLayout
-from ai_platform.prompts import bundle
-from ai_platform.prompts.compiler import compile_bytes
-from ai_platform.serving.gateway import create_app, keys
+from ai_platform.serving.gateway import keys
 from ai_platform.serving.gateway.admission import DECODE_COST, UNIT, Windows, weight
-from ai_platform.serving.state import Color, ModelState, save
 
-MODEL = "contract-reviewer"
-PROMPT = b'user: "Review: {{text}}"\n'
 TEXT = "a short contract"
 FULL, SMALL = weight(len(f"Review: {TEXT}"), 512), weight(len(f"Review: {TEXT}"), 64)  # what run() weighs
 
 
-@pytest.fixture
-def upstream() -> Iterator[FakeUpstream]:
-    with serving(FakeUpstream()) as running:
-        yield running
-
-
 def gateway(home: Path, upstream: FakeUpstream, admission: dict[str, Any], storage: str = "memory://") -> TestClient:
-    layout = OciLayout(home / "registry" / "prompts")
-    descriptor = bundle.build(layout, MODEL, [compile_bytes(PROMPT, "prompts/review.prompt")])
-    live = Color("blue", upstream.url, 1, "sha256:" + "a" * 64, descriptor.digest, str(layout.root), "d")
-    state = ModelState(MODEL, str(home / "wh.duckdb"), live=live, admission=admission, window_storage=storage)
-    save(home, state)
-    key_file = home / "gateway" / "keys.json"
-    raw = keys.create(key_file, "team-a", ["invoke"]) if not key_file.exists() else (home / "raw.key").read_text()
+    roll_out(home, upstream, admission=admission, window_storage=storage)
+    raw = api_key(home, "team-a") if not key_file(home).exists() else (home / "raw.key").read_text()
     (home / "raw.key").write_text(raw)
-    return TestClient(create_app(home), headers={"Authorization": f"Bearer {raw}"})
+    return client(home, raw)
 
 
 def run(client: TestClient) -> Any:
@@ -77,7 +59,7 @@ def test_one_key_may_use_only_its_share(tmp_path: Path, upstream: FakeUpstream) 
     upstream.reply("ok")
     with gateway(tmp_path, upstream, policy) as client:
         first, second = run(client), run(client)
-        other = keys.create(tmp_path / "gateway" / "keys.json", "team-b", ["invoke"])
+        other = api_key(tmp_path, "team-b")
         upstream.reply("ok")
         third = client.post(
             "/v1/prompts/review:run", json={"variables": {"text": "x"}}, headers={"Authorization": f"Bearer {other}"}
@@ -94,7 +76,7 @@ def test_two_replicas_share_one_window_on_redis(tmp_path: Path, upstream: FakeUp
         gateway(tmp_path / "a", upstream, policy, f"{redis_url}/0") as replica_a,
         gateway(tmp_path / "b", upstream, policy, f"{redis_url}/0") as replica_b,
     ):
-        keys.write(tmp_path / "b" / "gateway" / "keys.json", keys.read(tmp_path / "a" / "gateway" / "keys.json"))
+        keys.write(key_file(tmp_path / "b"), keys.read(key_file(tmp_path / "a")))
         raw = (tmp_path / "a" / "raw.key").read_text()
         assert run(replica_a).status_code == 200
         refused = replica_b.post(

@@ -9,31 +9,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from gateway_harness import api_key, roll_out
+from gateway_harness import client as gateway
 from prometheus_client.parser import text_string_to_metric_families
-from starlette.testclient import TestClient
 
-from ai_platform.oci.layout import OciLayout
-from ai_platform.prompts import bundle
-from ai_platform.prompts.compiler import compile_bytes
-from ai_platform.serving.gateway import create_app, keys
 from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.metrics import Metrics
-from ai_platform.serving.state import Color, ModelState, save
 from ai_platform.warehouse import Warehouse, generation_row
-
-PROMPT = b'user: "Review: {{text}}"\n'
 
 
 @pytest.fixture
 def client(tmp_path: Path):
     """Two live models whose server is not running: the gateway's own answers must not need one."""
-    layout = OciLayout(tmp_path / "registry" / "prompts")
-    descriptor = bundle.build(layout, "contract-reviewer", [compile_bytes(PROMPT, "prompts/review.prompt")])
     for model in ("contract-reviewer", "other-model"):
-        live = Color("green", "http://127.0.0.1:9", 1, "sha256:" + "a" * 64, descriptor.digest, str(layout.root), "d")
-        save(tmp_path, ModelState(model, str(tmp_path / "wh.duckdb"), live=live))
-    raw = keys.create(tmp_path / "gateway" / "keys.json", "tester", ["invoke"])
-    with TestClient(create_app(tmp_path), headers={"Authorization": f"Bearer {raw}"}) as client:
+        roll_out(tmp_path, model=model, color="green")
+    with gateway(tmp_path, api_key(tmp_path)) as client:
         yield client
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import httpx
 from conftest import MODEL, LocalRegistry
-from fake_upstream import FakeUpstream, serving
+from fake_upstream import FakeUpstream
+from gateway_harness import api_key
 from gateway_process import start
 
 from ai_platform.config import ModelSpec, load_platform
@@ -22,7 +23,6 @@ from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import compile_bytes
 from ai_platform.records import ImageLocation, ModelImage, PromptBundle
 from ai_platform.rollout.kubernetes import next_state
-from ai_platform.serving.gateway import keys
 from ai_platform.serving.state import GATEWAY_STATE, Color, ModelState
 
 BEFORE, AFTER = b'user: "Review: {{text}}"\n', b'user: "Review this contract: {{text}}"\n'
@@ -44,33 +44,35 @@ def run(url: str, headers: dict[str, str]) -> httpx.Response:
     return httpx.post(f"{url}/v1/prompts/review:run", json={"variables": {"text": "x"}}, headers=headers, timeout=30)
 
 
-def test_replicas_follow_a_clusters_rollouts_from_the_registry(tmp_path: Path, registry: LocalRegistry) -> None:
+def test_replicas_follow_a_clusters_rollouts_from_the_registry(
+    tmp_path: Path, registry: LocalRegistry, upstream: FakeUpstream
+) -> None:
     url = f"http://{registry.host}/cluster"
     store = RegistryStore(url, tmp_path / "rollout-pod")
     pods = [tmp_path / "gateway-a", tmp_path / "gateway-b"]
-    key = keys.create(pods[0] / "gateway" / "keys.json", "app", ["invoke"])
+    key = api_key(pods[0], "app")
     shutil.copytree(pods[0] / "gateway", pods[1] / "gateway")  # the same Secret, mounted in each pod
     headers = {"Authorization": f"Bearer {key}"}
-    with serving(FakeUpstream(default='{"risk": "low"}')) as upstream:
-        first = ship(store, registry, upstream, BEFORE, tmp_path)
-        replicas = [start(pod, "--states-from", url) for pod in pods]
-        try:
-            for _, gateway in replicas:
-                reply = run(gateway, headers)
-                assert reply.status_code == 200 and reply.json()["prompt_version"] == first, reply.text
-            served_before = len(upstream.requests)
+    upstream.default = '{"risk": "low"}'
+    first = ship(store, registry, upstream, BEFORE, tmp_path)
+    replicas = [start(pod, "--states-from", url) for pod in pods]
+    try:
+        for _, gateway in replicas:
+            reply = run(gateway, headers)
+            assert reply.status_code == 200 and reply.json()["prompt_version"] == first, reply.text
+        served_before = len(upstream.requests)
 
-            second = ship(store, registry, upstream, AFTER, tmp_path)
-            changed, seen = time.monotonic(), [first, first]
-            while seen != [second, second] and time.monotonic() < changed + 30:
-                seen = [run(gateway, headers).json()["prompt_version"] for _, gateway in replicas]
-            assert seen == [second, second], "each replica follows the registry within its state watch"
-            print(f"prompt-only rollout reached both replicas in {time.monotonic() - changed:.2f} s")
-            assert len(upstream.requests) > served_before  # the same model server kept serving
-        finally:
-            for process, _ in replicas:
-                process.terminate()
-                process.wait(timeout=10)
+        second = ship(store, registry, upstream, AFTER, tmp_path)
+        changed, seen = time.monotonic(), [first, first]
+        while seen != [second, second] and time.monotonic() < changed + 30:
+            seen = [run(gateway, headers).json()["prompt_version"] for _, gateway in replicas]
+        assert seen == [second, second], "each replica follows the registry within its state watch"
+        print(f"prompt-only rollout reached both replicas in {time.monotonic() - changed:.2f} s")
+        assert len(upstream.requests) > served_before  # the same model server kept serving
+    finally:
+        for process, _ in replicas:
+            process.terminate()
+            process.wait(timeout=10)
     assert not any((pod / "rollout" / f"{MODEL}.json").exists() for pod in pods), "no state file was involved"
 
 

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from starlette.testclient import TestClient
+from gateway_harness import api_key
+from gateway_harness import client as gateway
 
 from ai_platform.feedback.checks import UNKNOWN_FOR_NOW
 from ai_platform.feedback.ingest import ingest
-from ai_platform.serving.gateway import create_app, keys
 from ai_platform.serving.state import ModelState, save
 from ai_platform.warehouse import Warehouse
 
@@ -21,8 +21,7 @@ GOOD = {"generation_id": "gen-1", "reviewer": "ana", "label": "missed_risk", "la
 @pytest.fixture
 def client(tmp_path: Path):
     save(tmp_path, ModelState("m", str(tmp_path / "wh.duckdb"), inbox=str(tmp_path / "inbox")))
-    raw = keys.create(tmp_path / "gateway" / "keys.json", "ana", ["label"])
-    with TestClient(create_app(tmp_path), headers={"Authorization": f"Bearer {raw}"}) as client:
+    with gateway(tmp_path, api_key(tmp_path, "ana", ("label",))) as client:
         yield client
 
 

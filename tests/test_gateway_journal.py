@@ -10,65 +10,56 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fake_upstream import FakeUpstream, serving
+from fake_upstream import FakeUpstream
+from gateway_harness import api_key, roll_out
 from gateway_process import start, stored
 
-from ai_platform.oci.layout import OciLayout
-from ai_platform.prompts import bundle
-from ai_platform.prompts.compiler import compile_bytes
-from ai_platform.serving.gateway import keys
-from ai_platform.serving.state import Color, ModelState, save
-
-PROMPT = b'user: "Review: {{text}}"\n'
 CLIENTS = 6
 
 
 @pytest.mark.slow
-def test_kill_9_mid_load_loses_no_answered_generation(tmp_path: Path) -> None:
-    with serving(FakeUpstream(default="Risk: low.")) as upstream:
-        layout = OciLayout(tmp_path / "registry" / "prompts")
-        digest = bundle.build(layout, "m", [compile_bytes(PROMPT, "prompts/review.prompt")]).digest
-        live = Color("blue", upstream.url, 1, "sha256:" + "a" * 64, digest, str(layout.root), "d")
-        db = tmp_path / "wh.duckdb"
-        save(tmp_path, ModelState("m", str(db), live=live, admission={"budget": 100000, "key_share": 1.0}))
-        headers = {"Authorization": f"Bearer {keys.create(tmp_path / 'gateway' / 'keys.json', 'load', ['invoke'])}"}
-        gateway, url = start(tmp_path)
-        answered: list[str] = []
-        stop = threading.Event()
+def test_kill_9_mid_load_loses_no_answered_generation(tmp_path: Path, upstream: FakeUpstream) -> None:
+    upstream.default = "Risk: low."
+    db = tmp_path / "wh.duckdb"
+    roll_out(tmp_path, upstream, model="m", warehouse=db, admission={"budget": 100000, "key_share": 1.0})
+    headers = {"Authorization": f"Bearer {api_key(tmp_path, 'load')}"}
+    gateway, url = start(tmp_path)
+    answered: list[str] = []
+    stop = threading.Event()
 
-        def client() -> None:
-            with httpx.Client(timeout=10) as http:
-                while not stop.is_set():
-                    try:
-                        reply = http.post(
-                            f"{url}/v1/prompts/review:run", json={"variables": {"text": "x"}}, headers=headers
-                        )
-                    except httpx.HTTPError:
-                        return  # the gateway is gone
-                    if reply.status_code == 200:
-                        answered.append(reply.json()["generation_id"])
+    def client() -> None:
+        with httpx.Client(timeout=10) as http:
+            while not stop.is_set():
+                try:
+                    reply = http.post(
+                        f"{url}/v1/prompts/review:run", json={"variables": {"text": "x"}}, headers=headers
+                    )
+                except httpx.HTTPError:
+                    return  # the gateway is gone
+                if reply.status_code == 200:
+                    answered.append(reply.json()["generation_id"])
 
-        threads = [threading.Thread(target=client) for _ in range(CLIENTS)]
-        for thread in threads:
-            thread.start()
+    threads = [threading.Thread(target=client) for _ in range(CLIENTS)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 60
+    while len(answered) < 120 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.kill(gateway.pid, signal.SIGKILL)
+    gateway.wait()
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=15)
+    assert len(answered) >= 56, "enough load to lose rows in memory"
+
+    restarted, _ = start(tmp_path)  # replays the dead gateway's journal
+    try:
         deadline = time.monotonic() + 60
-        while len(answered) < 120 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        os.kill(gateway.pid, signal.SIGKILL)
-        gateway.wait()
-        stop.set()
-        for thread in threads:
-            thread.join(timeout=15)
-        assert len(answered) >= 56, "enough load to lose rows in memory"
-
-        restarted, _ = start(tmp_path)  # replays the dead gateway's journal
-        try:
-            deadline = time.monotonic() + 60
-            while not set(answered) <= stored(db) and time.monotonic() < deadline:
-                time.sleep(0.5)
-        finally:
-            restarted.terminate()
-            restarted.wait(timeout=30)
+        while not set(answered) <= stored(db) and time.monotonic() < deadline:
+            time.sleep(0.5)
+    finally:
+        restarted.terminate()
+        restarted.wait(timeout=30)
     rows = stored(db)
     assert set(answered) <= rows, f"{len(set(answered) - rows)} answered generations lost"
     assert len(rows) <= len(answered) + CLIENTS, "at most the requests in flight at the kill are extra"

@@ -2,54 +2,27 @@
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import openai
 import pytest
-import uvicorn
-from fake_upstream import FakeUpstream, serving
-from gateway_process import answering
+from fake_upstream import FakeUpstream
+from gateway_harness import MODEL, api_key, roll_out, served
 
-from ai_platform.oci.layout import OciLayout
-from ai_platform.prompts import bundle
-from ai_platform.prompts.compiler import compile_bytes
-from ai_platform.serving.gateway import create_app, keys
-from ai_platform.serving.state import Color, ModelState, save
 from ai_platform.warehouse import Warehouse
 
-MODEL = "contract-reviewer"
 CONTEXT_ERROR = "This model's maximum context length is 1024 tokens. However, you requested 5000 tokens."
 
 
 @pytest.fixture
-def upstream() -> Iterator[FakeUpstream]:
-    with serving(FakeUpstream(default="Risk: the termination clause is one-sided.")) as running:
-        yield running
-
-
-@pytest.fixture
 def client(tmp_path: Path, upstream: FakeUpstream) -> Iterator[openai.OpenAI]:
-    layout = OciLayout(tmp_path / "registry" / "prompts")
-    digest = bundle.build(layout, MODEL, [compile_bytes(b'user: "{{text}}"\n', "prompts/p.prompt")]).digest
-    live = Color("green", upstream.url, 1, "sha256:" + "a" * 64, digest, str(layout.root), "d")
-    save(tmp_path, ModelState(MODEL, str(tmp_path / "wh.duckdb"), live=live))
-    raw = keys.create(tmp_path / "gateway" / "keys.json", "app", ["invoke"])
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    app = create_app(tmp_path)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    assert answering(f"http://127.0.0.1:{port}/healthz", 30)
-    yield openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=raw, max_retries=0)
-    app.state.gateway.log.flush()
-    server.should_exit = True
-    thread.join(timeout=10)
+    upstream.default = "Risk: the termination clause is one-sided."
+    roll_out(tmp_path, upstream, prompt=b'user: "{{text}}"\n', prompt_name="p", color="green")
+    raw = api_key(tmp_path, "app")
+    with served(tmp_path) as (url, _):
+        yield openai.OpenAI(base_url=f"{url}/v1", api_key=raw, max_retries=0)
 
 
 def logged(home: Path) -> list[tuple[str, str]]:

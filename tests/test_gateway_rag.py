@@ -5,22 +5,15 @@ still under it is marked needs_review with the clauses attached (a stand-in mode
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from fake_upstream import FakeUpstream, serving
+from fake_upstream import FakeUpstream
+from gateway_harness import MODEL, api_key, client, roll_out
 from starlette.testclient import TestClient
 
-from ai_platform.oci.layout import OciLayout
-from ai_platform.prompts import bundle
-from ai_platform.prompts.compiler import compile_bytes
-from ai_platform.serving.gateway import create_app, keys
-from ai_platform.serving.state import Color, ModelState, save
 from ai_platform.trust.model import TrustModel
 from ai_platform.warehouse import Warehouse
 
-MODEL = "contract-reviewer"
 PROMPT = b'system: "Review the contract."\nuser: "{{text}}"\noutput_schema: {"risk_points": [{"point": "string"}]}\n'
 CORPUS = [
     {"text": "违约金过高（民法典第五百八十五条）：约定的违约金超过造成损失的百分之三十的，可请求适当减少。"},
@@ -29,12 +22,6 @@ CORPUS = [
 CONTRACT = "第1条 任何一方违约，应向对方支付合同总额80%的违约金。"
 NONE = json.dumps({"risk_points": []})
 TWO = json.dumps({"risk_points": [{"point": "违约金过高"}, {"point": "付款期限不明确"}]}, ensure_ascii=False)
-
-
-@pytest.fixture
-def upstream() -> Iterator[FakeUpstream]:
-    with serving(FakeUpstream()) as running:
-        yield running
 
 
 def gateway(home: Path, upstream: FakeUpstream) -> TestClient:
@@ -49,12 +36,8 @@ def gateway(home: Path, upstream: FakeUpstream) -> TestClient:
         )
     corpus = home / "legal_basis.jsonl"
     corpus.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in CORPUS), encoding="utf-8")
-    layout = OciLayout(home / "registry" / "prompts")
-    descriptor = bundle.build(layout, MODEL, [compile_bytes(PROMPT, "prompts/review.prompt")])
-    live = Color("blue", upstream.url, 1, "sha256:" + "a" * 64, descriptor.digest, str(layout.root), "d")
-    save(home, ModelState(MODEL, str(home / "wh.duckdb"), live=live, retrieval_corpus=str(corpus)))
-    raw = keys.create(home / "gateway" / "keys.json", "tester", ["invoke"])
-    return TestClient(create_app(home), headers={"Authorization": f"Bearer {raw}"})
+    roll_out(home, upstream, prompt=PROMPT, retrieval_corpus=str(corpus))
+    return client(home, api_key(home))
 
 
 def ask(client: TestClient) -> dict[str, object]:

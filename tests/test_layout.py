@@ -124,6 +124,28 @@ def test_a_planted_loop_is_found(tmp_path: Path) -> None:
     assert cycles(package_graph(tmp_path)) == [["a", "b", "c"]]
 
 
-@pytest.mark.parametrize("package", ["records", "backend", "serving", "evaluation"])
+def test_serving_imports_nothing_from_evaluation() -> None:
+    """The gateway's detectors live in `detectors/` and its model-server client in `serving/upstream.py`: serving
+    runs without the canary's code (imports inside functions count)."""
+    assert "evaluation" not in package_graph(ROOT)["serving"]
+    assert "serving" not in package_graph(ROOT)["detectors"]
+
+
+def test_the_gateway_app_keeps_routes_and_the_factory() -> None:
+    """The request steps live in serving/gateway/pipeline.py, once for every route family, not in app.py."""
+    app = (ROOT / "ai_platform" / "serving" / "gateway" / "app.py").read_text(encoding="utf-8")
+    assert len(app.splitlines()) < 300
+    assert "from ai_platform.serving.gateway.pipeline import" in app
+
+
+def test_an_import_of_evaluation_inside_a_serving_function_is_seen(tmp_path: Path) -> None:
+    (tmp_path / "ai_platform" / "serving" / "gateway").mkdir(parents=True)
+    (tmp_path / "ai_platform" / "serving" / "gateway" / "m.py").write_text(
+        "def f():\n    from ai_platform.evaluation.pii import find_pii\n"
+    )
+    assert package_graph(tmp_path)["serving"] == {"evaluation"}
+
+
+@pytest.mark.parametrize("package", ["records", "backend", "serving", "evaluation", "detectors"])
 def test_graph_names_the_packages(package: str) -> None:
     assert package in package_graph(ROOT)

@@ -26,7 +26,7 @@ from pii_corpus import (
 )
 
 from ai_platform.demo import corpus
-from ai_platform.evaluation.pii import Finding, find_pii, pii_count
+from ai_platform.detectors.pii import Finding, find_pii, pii_count
 
 
 def only(text: str) -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ import pytest
 from pii_corpus import corpus, iban, iban_countries, iban_with_check, id_check, luhn_digit, org_check, uscc_check
 
 from ai_platform.demo import corpus as demo
-from ai_platform.evaluation.pii import Finding, find_pii, fold
+from ai_platform.detectors.pii import Finding, find_pii, fold
 
 
 def wide(text: str) -> str:

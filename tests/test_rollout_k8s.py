@@ -363,6 +363,7 @@ def test_the_gateway_in_the_cluster_and_who_may_call_vllm(demo_repo: Path, tmp_p
     assert gateway["PodDisruptionBudget"]["spec"]["minAvailable"] == 1
     args = pod["spec"]["containers"][0]["args"]
     assert args[args.index("--states-from") + 1] == platform.config.registry.url  # rollouts from the registry
+    assert args[args.index("--window-storage") + 1] == platform.config.gateway.window_storage  # the gateway's own
     assert pod["metadata"]["labels"].items() >= GATEWAY.items()
 
     models = {m["kind"]: m for m in rendered(demo_repo)}
@@ -380,7 +381,7 @@ def test_the_gateway_in_the_cluster_and_who_may_call_vllm(demo_repo: Path, tmp_p
 
 
 def test_our_clients_send_the_vllm_key_where_one_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ai_platform.evaluation.client import VLLM_API_KEY_ENV, upstream_headers
+    from ai_platform.serving.upstream import VLLM_API_KEY_ENV, upstream_headers
 
     monkeypatch.delenv(VLLM_API_KEY_ENV, raising=False)
     assert upstream_headers() == {}

@@ -5,7 +5,6 @@ vLLM; rollback returns to the previous image."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections import Counter
@@ -15,10 +14,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 import yaml
 from conftest import MODEL, SERVE_PYTHON, materialize
-from gateway_process import answering
+from gateway_harness import api_key, served
 from prometheus_client.parser import text_string_to_metric_families
 
 from ai_platform.oci.layout import OciLayout
@@ -27,7 +25,6 @@ from ai_platform.prompts import bundle
 from ai_platform.prompts.compiler import CompiledPrompt
 from ai_platform.records import ModelImage, PromptBundle, Records
 from ai_platform.rollout import local
-from ai_platform.serving.gateway import create_app, keys
 from ai_platform.serving.state import GATEWAY_URL_FILE, load
 from ai_platform.specs import pinned_spec
 from assets import SHIP_CHAIN
@@ -46,20 +43,11 @@ KEY: dict[str, str] = {}  # the Authorization header for the running gateway (se
 def gateway(tmp_path: Path) -> Iterator[str]:
     """The real gateway on a free port; KEY holds an invoke key for it."""
     home = tmp_path / "home"
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(home), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    assert answering(f"{url}/metrics", 30)
-    (home / "rollout").mkdir(parents=True, exist_ok=True)
-    (home / "rollout" / GATEWAY_URL_FILE).write_text(url)
-    KEY["Authorization"] = f"Bearer {keys.create(home / 'gateway' / 'keys.json', 'tester', ['invoke'])}"
-    yield url
-    server.should_exit = True
-    thread.join(timeout=10)
+    with served(home) as (url, _):
+        (home / "rollout").mkdir(parents=True, exist_ok=True)
+        (home / "rollout" / GATEWAY_URL_FILE).write_text(url)
+        KEY["Authorization"] = f"Bearer {api_key(home)}"
+        yield url
     local.stop(home, MODEL, log=lambda _: None)
 
 

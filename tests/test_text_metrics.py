@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ai_platform.evaluation.text import seq_rep_n, units
+from ai_platform.detectors.text import seq_rep_n, units
 
 
 def test_units_split_cjk_per_character_and_other_text_per_word() -> None:

@@ -19,8 +19,8 @@ def _mask(text: str) -> str:
 
 
 def guard_scan(args: argparse.Namespace) -> None:
-    from ai_platform.evaluation.injection import InjectionClassifier, combine, injection_signals
-    from ai_platform.evaluation.pii import find_pii
+    from ai_platform.detectors.injection import InjectionClassifier, combine, injection_signals
+    from ai_platform.detectors.pii import find_pii
 
     if (args.text is None) == (args.file is None):
         raise PlatformError("give exactly one of --text T or FILE ('-' reads stdin)")

@@ -24,7 +24,8 @@ def serve(args: argparse.Namespace) -> None:
     home = home_of(args)
     follows = f"rollouts kept in {args.states_from}" if args.states_from else f"state in {home}/rollout"
     print(f"gateway on http://{args.host}:{args.port} ({follows}); Ctrl-C stops it", file=sys.stderr)
-    run_gateway(home, args.host, args.port, states_from=args.states_from)
+    keys = Path(args.keys) if args.keys else None
+    run_gateway(home, args.host, args.port, args.states_from, keys, args.window_storage)
 
 
 def pinned(args: argparse.Namespace) -> SpecSnapshot:
@@ -173,6 +174,12 @@ def add(areas: Areas) -> None:
         "--states-from",
         metavar="REGISTRY_URL",
         help="follow a cluster's rollouts kept in this registry (platform.yaml's registry.url) instead of the home",
+    )
+    p.add_argument("--keys", metavar="FILE", help="the API key file (platform.yaml's gateway.keys, resolved)")
+    p.add_argument(
+        "--window-storage",
+        metavar="URI",
+        help="where the admission windows live (platform.yaml's gateway.window_storage; redis://HOST:PORT: shared)",
     )
 
     rollout = areas.add_parser("rollout", help="blue/green rollouts").add_subparsers(dest="command", required=True)

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+
+from ai_platform.errors import UpstreamStatusError
+from ai_platform.serving.upstream import upstream_headers
 
 RETRYABLE = {429, 500, 502, 503, 504}
 
@@ -37,16 +39,6 @@ class Reply:
     logprobs: list[float] = field(default_factory=list, repr=False)
 
 
-VLLM_API_KEY_ENV = "AI_PLATFORM_VLLM_API_KEY"  # the key vLLM requires in a cluster (a Secret), sent by our clients
-
-
-def upstream_headers() -> dict[str, str]:
-    """Headers for requests to a vLLM server (the canary's, the gateway's): its API key, where one is set (a
-    cluster's vLLM runs with `--api-key` from the same Secret); none here, where vLLM listens on loopback."""
-    key = os.environ.get(VLLM_API_KEY_ENV)
-    return {"Authorization": f"Bearer {key}"} if key else {}
-
-
 async def _once(client: httpx.AsyncClient, url: str, body: dict[str, Any], reply: Reply, timeout_s: float) -> None:
     started = time.perf_counter()
     parts: list[str] = []
@@ -54,7 +46,7 @@ async def _once(client: httpx.AsyncClient, url: str, body: dict[str, Any], reply
         async with client.stream("POST", url, json=body) as response:
             if response.status_code != 200:
                 text = (await response.aread()).decode("utf-8", "replace")[:300]
-                raise _HttpError(response.status_code, text)
+                raise UpstreamStatusError(response.status_code, text)
             async for line in response.aiter_lines():
                 if not line.startswith("data: ") or line == "data: [DONE]":
                     continue
@@ -76,12 +68,6 @@ async def _once(client: httpx.AsyncClient, url: str, body: dict[str, Any], reply
         reply.mean_logprob = sum(reply.logprobs) / len(reply.logprobs)
 
 
-class _HttpError(Exception):
-    def __init__(self, status: int, text: str) -> None:
-        self.status = status
-        super().__init__(f"HTTP {status}: {text}")
-
-
 async def _case(
     client: httpx.AsyncClient,
     gate: asyncio.Semaphore,
@@ -99,7 +85,7 @@ async def _case(
                 return reply
             except (httpx.TransportError, TimeoutError) as exc:
                 reply.error = f"{type(exc).__name__}: {exc}".rstrip(": ")
-            except _HttpError as exc:
+            except UpstreamStatusError as exc:
                 reply.error = str(exc)
                 if exc.status not in RETRYABLE:
                     return reply

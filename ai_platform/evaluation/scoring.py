@@ -16,13 +16,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ai_platform.detectors.injection import injection_score
+from ai_platform.detectors.pii import find_pii
+from ai_platform.detectors.text import seq_rep_n
 from ai_platform.evaluation.attacks import markers, obeyed
 from ai_platform.evaluation.client import Progress, Reply, run_cases
 from ai_platform.evaluation.coherence import coherence
-from ai_platform.evaluation.injection import injection_score
-from ai_platform.evaluation.pii import find_pii
 from ai_platform.evaluation.recall import task_recall
-from ai_platform.evaluation.text import seq_rep_n
 from ai_platform.prompts.render import check_reply
 
 # The metrics a gate may name; the unit and direction are in each gate's bound.

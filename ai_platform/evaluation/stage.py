@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ai_platform.config import Canary, Platform
+from ai_platform.detectors.injection import InjectionClassifier, injection_score
 from ai_platform.errors import EvalSetError
 from ai_platform.evaluation.attacks import markers
 from ai_platform.evaluation.gates import Verdict, by_metric, judge
-from ai_platform.evaluation.injection import InjectionClassifier, injection_score
 from ai_platform.evaluation.scoring import CaseScore, aggregate, run_and_score
 from ai_platform.logs import Log
 from ai_platform.oci.layout import OciLayout

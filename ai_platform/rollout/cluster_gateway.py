@@ -41,7 +41,10 @@ def manifests(platform: Platform, image: str | None = None) -> list[dict[str, An
         "name": "gateway",
         "image": gateway_image(platform, image),
         "command": ["ai-platform", "serve", "--host", "0.0.0.0", "--port", str(PORT)],
-        "args": ["--home", HOME, "--states-from", platform.config.registry.url],
+        "args": [
+            *("--home", HOME, "--states-from", platform.config.registry.url),
+            *("--window-storage", platform.config.gateway.window_storage),  # the replicas' one window
+        ],
         "ports": [{"name": "http", "containerPort": PORT}],
         "envFrom": [{"secretRef": {"name": name}} for name in secrets],
         "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},

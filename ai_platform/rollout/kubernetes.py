@@ -26,7 +26,6 @@ from typing import Any
 
 from ai_platform.config import PINNED_IMAGE, ModelSpec, Platform
 from ai_platform.errors import ServingError
-from ai_platform.evaluation.client import VLLM_API_KEY_ENV
 from ai_platform.image.locations import locate
 from ai_platform.kube import gpu_scheduling
 from ai_platform.logs import Log
@@ -34,6 +33,7 @@ from ai_platform.records import LiveRelease, ModelImage, ModelState, PromptBundl
 from ai_platform.serving import dashboard
 from ai_platform.serving.release import release_id
 from ai_platform.serving.state import record_live, settings
+from ai_platform.serving.upstream import VLLM_API_KEY_ENV
 from ai_platform.serving.vllm import server_args
 
 PORT = 8000

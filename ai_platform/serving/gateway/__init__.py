@@ -1,4 +1,5 @@
-"""The gateway, one module per concern: routes (app), metrics, the generation log, label intake, scoring."""
+"""The gateway, one module per concern: routes (app), the request pipeline (pipeline), routing, metrics, the
+generation log, label intake, scoring."""
 
 from ai_platform.serving.gateway import keys
 from ai_platform.serving.gateway.app import Gateway, create_app, serve

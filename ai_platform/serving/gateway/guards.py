@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from ai_platform.config import Guards
-from ai_platform.evaluation.pii import Finding, find_pii
+from ai_platform.detectors.pii import Finding, find_pii
 
 
 @dataclass(frozen=True)
@@ -54,9 +54,10 @@ def check_input(guards: Guards, injection: float) -> Action | None:
     return Action("injection", rule.action, reason, {"injection": round(injection, 4)})
 
 
-def check_output(guards: Guards, content: str) -> tuple[str, Action | None]:
-    """The PII guard on a reply: the text the caller may see (masked where PII was found), and the action."""
-    found = find_pii(content)
+def check_output(guards: Guards, content: str, found: list[Finding] | None = None) -> tuple[str, Action | None]:
+    """The PII guard on a reply: the text the caller may see (masked where PII was found), and the action.
+    `found`: the reply's PII findings where scoring found them already."""
+    found = find_pii(content) if found is None else found
     if not found:
         return content, None
     kinds = sorted({f.kind for f in found})

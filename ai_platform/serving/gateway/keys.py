@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from ai_platform.artifacts import atomic_write
-from ai_platform.errors import ConfigError
+from ai_platform.errors import ConfigError, KeyRefused
 
 Scope = Literal["invoke", "label", "admin"]
 SCOPES: tuple[str, ...] = get_args(Scope)
@@ -37,14 +37,6 @@ class Key:
     name: str
     sha256: str
     scopes: tuple[str, ...]
-
-
-class Refused(Exception):
-    """A request the keys do not allow: 401 (no or unknown key) or 403 (a key without the scope)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def digest(raw: str) -> str:
@@ -116,14 +108,15 @@ class KeyRing:
         return self._keys + ([self.local] if self.local else [])
 
     def authorize(self, authorization: str | None, scope: str) -> Key:
-        """The key an `Authorization: Bearer …` header carries, if it has `scope`; else Refused."""
+        """The key an `Authorization: Bearer …` header carries, if it has `scope`; else KeyRefused."""
         scheme, _, raw = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not raw.strip():
-            raise Refused(401, "missing API key: send 'Authorization: Bearer <key>'")
+            raise KeyRefused(401, "missing API key: send 'Authorization: Bearer <key>'")
         wanted = digest(raw.strip())
         for key in self.keys():
             if hmac.compare_digest(key.sha256, wanted):
                 if scope not in key.scopes:
-                    raise Refused(403, f"this key ({key.name}) may not {scope}: its scopes are {', '.join(key.scopes)}")
+                    scopes = ", ".join(key.scopes)
+                    raise KeyRefused(403, f"this key ({key.name}) may not {scope}: its scopes are {scopes}")
                 return key
-        raise Refused(401, "invalid API key")
+        raise KeyRefused(401, "invalid API key")

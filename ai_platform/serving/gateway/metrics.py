@@ -5,11 +5,13 @@ per model and color, the live color, switches. Quality of what users get, per
 model and prompt: replies and schema-valid replies (a rate in PromQL), the
 repetition ratio (seq-rep-4), PII entities found in replies, the injection score
 of inputs, the trust score, replies marked for review. The generation log:
-rows waiting, rows written, failed writes.
+rows waiting, rows written, failed writes. Where a request's time goes: the
+duration of each pipeline step (`ai_platform_gateway_step_duration_seconds{step}`).
 """
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from typing import Any
 
@@ -20,6 +22,10 @@ from ai_platform.serving.state import ModelState
 
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 RATIO_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0)
+# A step of the request pipeline takes from microseconds (a guard on a short input) to seconds (the upstream)
+STEP_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60)
+# The steps of the gateway's request pipeline (serving/gateway/pipeline.py), in order
+STEPS = ("authorize", "parse", "guard_input", "admit", "upstream", "score", "guard_output", "journal")
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 
@@ -117,6 +123,15 @@ class Metrics:
             "Failed warehouse writes of the generation log (retried).",
             registry=r,
         )
+        self.step_seconds = Histogram(
+            "ai_platform_gateway_step_duration_seconds",
+            "Time in each step of the gateway's request pipeline (upstream: the model server's answer, streamed or"
+            " not; score: with a re-ask).",
+            ["step"],
+            buckets=STEP_BUCKETS,
+            registry=r,
+        )
+        self.steps = {step: self.step_seconds.labels(step) for step in STEPS}  # every step on /metrics from the start
         self.in_flight: Counter[str] = Counter()  # by upstream base_url: what a rollout drains
         self.colors: dict[str, tuple[str, str]] = {}  # base_url -> (model, color), for the gauge
 
@@ -124,6 +139,10 @@ class Metrics:
         self.requests.labels(route, model, str(status)).inc()
         self.latency.labels(route, model, str(status)).observe(seconds)
         self.first_byte.labels(route, model, str(status)).observe(first_byte)
+
+    def timed(self, step: str) -> Timed:
+        """`with metrics.timed("admit"): ...` observes the block's duration as that pipeline step's."""
+        return Timed(self.steps[step])
 
     def enter(self, base_url: str) -> None:
         self.in_flight[base_url] += 1
@@ -172,3 +191,19 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class Timed:
+    """A context manager observing its block's duration into one histogram child (cheaper than contextlib's)."""
+
+    __slots__ = ("child", "since")
+
+    def __init__(self, child: Any) -> None:
+        self.child = child
+        self.since = 0.0
+
+    def __enter__(self) -> None:
+        self.since = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        self.child.observe(time.perf_counter() - self.since)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ai_platform.detectors.pii import find_pii
+from ai_platform.detectors.text import seq_rep_n
 from ai_platform.errors import PlatformError
-from ai_platform.evaluation.injection import injection_score
-from ai_platform.evaluation.pii import find_pii
-from ai_platform.evaluation.text import seq_rep_n
 from ai_platform.prompts.render import check_reply
 from ai_platform.serving.gateway.generations import WAREHOUSE_LOCK
 from ai_platform.serving.state import ModelState
@@ -54,25 +54,53 @@ class TrustChampions:
         return self.files[path]
 
 
+@dataclass(frozen=True)
+class Answer:
+    """What a model server answered, whichever API it was asked through (and whether streamed or not)."""
+
+    content: str
+    finish_reason: str | None
+    usage: dict[str, Any] = field(default_factory=dict)
+    logprobs: tuple[float, ...] = ()  # of each generated token, where the request asked for them
+
+
+def answer_of(data: dict[str, Any]) -> Answer:
+    """The first choice of a chat or text completion (vLLM's JSON answer)."""
+    choice = data["choices"][0]
+    message = choice.get("message")
+    content = (message or {}).get("content") if "message" in choice else choice.get("text")
+    logprobs = choice.get("logprobs")
+    tokens = logprobs.get("content") if isinstance(logprobs, dict) else None
+    return Answer(
+        content or "",
+        choice.get("finish_reason"),
+        data.get("usage") or {},
+        tuple(t["logprob"] for t in tokens or [] if isinstance(t, dict) and "logprob" in t),
+    )
+
+
 def score_reply(
     state: ModelState,
-    document: dict[str, Any],
-    choice: dict[str, Any],
-    usage: dict[str, Any],
+    output_schema: dict[str, Any] | None,
+    answer: Answer,
     user_text: str,
+    injection: float,
     latency: float,
     trust_model: TrustModel | None,
 ) -> dict[str, Any]:
-    """One upstream choice, checked and scored; `needs_review` when the trust model scores it under the threshold."""
-    content = choice["message"]["content"] or ""
-    valid, output = check_reply(content, document["output_schema"])
-    logprobs = [t["logprob"] for t in (choice.get("logprobs") or {}).get("content") or []]
+    """One answer, checked and scored (`injection`: the input's score, as the input guard found it);
+    `needs_review` when the trust model scores it under the threshold. `found` is the validated PII in it, for
+    the output guard."""
+    content = answer.content
+    valid, output = check_reply(content, output_schema)
+    logprobs = answer.logprobs
+    found = find_pii(content)
     metrics = {
         "schema_valid": valid,
         "seq_rep_4": seq_rep_n(content, 4),
-        "pii": [f.kind for f in find_pii(content)],
-        "injection": injection_score(user_text),
-        "output_tokens": usage.get("completion_tokens"),
+        "pii": [f.kind for f in found],
+        "injection": injection,
+        "output_tokens": answer.usage.get("completion_tokens"),
         "mean_logprob": sum(logprobs) / len(logprobs) if logprobs else None,
         "min_logprob": min(logprobs) if logprobs else None,
         "color": state.live.color if state.live else None,
@@ -81,7 +109,7 @@ def score_reply(
         "input": user_text,
         "output": content,
         "metrics": metrics,
-        "finish_reason": choice.get("finish_reason"),
+        "finish_reason": answer.finish_reason,
         "latency_s": latency,
     }
     trust = trust_model.score(features(row)) if trust_model else None
@@ -90,7 +118,8 @@ def score_reply(
         "output": output,
         "valid": valid,
         "metrics": metrics,
+        "found": found,
         "trust_score": trust,
         "needs_review": trust is not None and trust < state.trust_threshold,
-        "finish_reason": choice.get("finish_reason"),
+        "finish_reason": answer.finish_reason,
     }

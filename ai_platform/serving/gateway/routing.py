@@ -1,0 +1,87 @@
+"""What the gateway serves, and which model answers a request.
+
+Routing reads the rollout states (one per model: files under the home, replaced
+atomically by a rollout; or, in a cluster, the artifact store in the registry).
+A request holds the upstream it started on, so a switch never breaks a request in
+flight: the old colour drains, then the rollout stops it. Prompt bundles are
+loaded by digest and cached, so a prompt-only rollout is a state change, not a
+vLLM restart.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ai_platform.errors import GatewayRefusal
+from ai_platform.oci.layout import OciLayout
+from ai_platform.oci.store import RegistryStore
+from ai_platform.prompts import bundle
+from ai_platform.serving.gateway.metrics import Metrics
+from ai_platform.serving.gateway.scoring import TrustChampions
+from ai_platform.serving.state import ModelState, load_all, load_from
+from ai_platform.trust.model import TrustModel
+from ai_platform.trust.rag import KeywordRetriever
+
+
+class Live:
+    """Each model's rollout state, the prompt bundles its live colour serves, its trust champion and retriever."""
+
+    def __init__(self, home: Path, metrics: Metrics, states_from: RegistryStore | None = None) -> None:
+        self.home = Path(home)
+        self.metrics = metrics
+        self.states_from = states_from
+        self.states: dict[str, ModelState] = {}
+        self.bundles: dict[str, dict[str, dict[str, Any]]] = {}  # digest -> prompt name -> document
+        self.trust: dict[str, TrustModel | None] = {}  # model -> champion trust model
+        self.champions = TrustChampions()
+        self.retrievers: dict[str, KeywordRetriever] = {}
+
+    def reload(self) -> dict[str, str]:
+        """Read the rollout states again; the live upstream of each model."""
+        states = load_from(self.states_from) if self.states_from else load_all(self.home)
+        before = {m: s.live.base_url for m, s in self.states.items() if s.live}
+        after = {m: s.live.base_url for m, s in states.items() if s.live}
+        for state in states.values():
+            if state.live and state.live.bundle not in self.bundles:
+                where = state.live.bundle_layout  # a folder here; `HOST/REPO@sha256:…` in a cluster
+                layout = self.states_from.fetch(where) if self.states_from else OciLayout(where)
+                self.bundles[state.live.bundle] = bundle.load(layout, state.live.bundle)
+        self.metrics.switched(sum(before.get(m) != url for m, url in after.items()))
+        for state in states.values():
+            self.trust[state.model] = self.champions.champion(state.warehouse, state.model)
+            if state.retrieval_corpus and state.retrieval_corpus not in self.retrievers:
+                self.retrievers[state.retrieval_corpus] = KeywordRetriever(Path(state.retrieval_corpus))
+        self.states = states
+        self.metrics.track(states)
+        return after
+
+    def prompt(self, name: str, model: str | None) -> tuple[ModelState, dict[str, Any]]:
+        """The live model serving prompt `name` (of model `model`, where named) and the prompt's document."""
+        hits = [
+            (s, self.bundles[s.live.bundle][name])
+            for m, s in self.states.items()
+            if s.live and name in self.bundles.get(s.live.bundle, {}) and model in (None, m)
+        ]
+        if not hits:
+            raise GatewayRefusal(404, f"no live model serves prompt {name!r}")
+        if len(hits) > 1:
+            raise GatewayRefusal(404, f'prompt {name!r} is served by several models; name one with "model"')
+        return hits[0]
+
+    def model(self, model: Any) -> ModelState:
+        """The live model an OpenAI request names (`model`; None: the one live model)."""
+        serving = sorted(m for m, s in self.states.items() if s.live)
+        live = [s for s in self.states.values() if s.live and model in (None, s.model)]
+        if not live:
+            raise GatewayRefusal(
+                404,
+                f"the model {model!r} is not served here (live: {', '.join(serving) or 'none'})",
+                param="model",
+                code="model_not_found",
+            )
+        if len(live) > 1:
+            raise GatewayRefusal(
+                400, f"several models are live; name one with 'model' ({', '.join(serving)})", param="model"
+            )
+        return live[0]
