@@ -41,11 +41,11 @@ def test_admission_window_frees_room_as_weights_age_out() -> None:
 def test_rows_reach_the_warehouse_while_traffic_never_pauses(tmp_path: Path) -> None:
     """The writer waited for 1 s without a row (or 500 rows): under steady traffic rows sat in memory."""
     db = str(tmp_path / "wh.duckdb")
-    log = GenerationLog(Metrics())
+    log = GenerationLog(Metrics(), max_wait_s=1.5)
     received = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
     first_seen: float | None = None
     started = time.monotonic()
-    for i in range(60):  # a row every 0.1 s for 6 s, never a lull
+    for i in range(50):  # a row every 0.1 s for 5 s, never a lull
         log.add(
             db,
             generation_row(
@@ -61,5 +61,5 @@ def test_rows_reach_the_warehouse_while_traffic_never_pauses(tmp_path: Path) -> 
         if first_seen is None and Path(db).is_file():
             _, rows = Warehouse(db).query("SELECT count(*) FROM generations")
             first_seen = time.monotonic() - started if rows[0][0] else None
-    assert first_seen is not None, "no row reached the warehouse in 6 s of steady traffic"
+    assert first_seen is not None, "no row reached the warehouse in 5 s of steady traffic"
     log.flush()

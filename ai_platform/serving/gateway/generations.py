@@ -2,16 +2,17 @@
 
 Each row is first appended to the journal (fsync'd) on the request's way out, then
 written to the warehouse in batches by one thread; rows a dead gateway left in its
-journal are replayed when the next one starts. A batch is written when its first row
-has waited `batch_s` (or at 500 rows): each write opens the warehouse, checks its
-migrations and checkpoints (~40 ms of CPU, whatever the rows), so writing on every lull
-in the traffic (as vLLM answers a batch of requests at once) cost the model server a
-share of the CPU it shares with the gateway.
+journal are replayed when the next one starts. A batch is written after `quiet_s`
+without a new row, at 500 rows, or once its first row has waited `max_wait_s`: each
+write opens the warehouse, checks its migrations and checkpoints (~40 ms of CPU whatever
+its size), so batches stay large under load, and rows still reach the warehouse within
+seconds when the traffic never pauses.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import threading
 import time
@@ -49,12 +50,14 @@ class GenerationLog:
         metrics: Metrics,
         journal: Journal | None = None,
         backoff_s: tuple[float, float] = (0.5, 30.0),
-        batch_s: float = 1.0,
+        quiet_s: float = 1.0,
+        max_wait_s: float = 5.0,
     ) -> None:
         self.metrics = metrics
         self.journal = journal
         self.backoff_s = backoff_s
-        self.batch_s = batch_s
+        self.quiet_s = quiet_s
+        self.max_wait_s = max_wait_s
         self.queue: queue.Queue[Any] = queue.Queue()  # (target, row, segment) or _FLUSH
         for segment, entries in journal.orphans() if journal else []:
             LOG.warning("replaying %d journaled rows of a gateway that stopped: %s", len(entries), segment.name)
@@ -93,11 +96,17 @@ class GenerationLog:
     def _run(self) -> None:
         pending: dict[tuple[str, str], list[tuple[list[Any], Path | None]]] = defaultdict(list)
         taken, delay, retry_at = 0, self.backoff_s[0], 0.0
-        due: float | None = None  # when the pending rows are written: batch_s after the first of them came
+        due = math.inf  # the latest the pending rows wait: max_wait_s after the first of them came
         urgent = False
         while True:
             now = time.monotonic()
-            wait = 0.2 if due is None else max(0.0, (retry_at if urgent else max(due, retry_at)) - now)
+            if not pending:
+                wait = 0.2
+            elif urgent or now >= due:
+                wait = max(0.0, retry_at - now)
+            else:
+                wait = max(min(self.quiet_s, due - now), retry_at - now)
+            quiet = False
             try:
                 item = self.queue.get(timeout=wait) if wait > 0 else self.queue.get_nowait()
                 if item is _FLUSH:
@@ -107,13 +116,13 @@ class GenerationLog:
                     target, row, segment = item
                     pending[target].append((row, segment))
                     taken += 1
-                    due = due if due is not None else time.monotonic() + self.batch_s
+                    due = min(due, time.monotonic() + self.max_wait_s)
             except queue.Empty:
-                pass
+                quiet = True
             now = time.monotonic()
             if not pending or now < retry_at:
                 continue
-            if taken < BATCH_ROWS and not urgent and due is not None and now < due:
+            if taken < BATCH_ROWS and not (quiet or urgent) and now < due:
                 continue
             taken = 0
             for target in list(pending):
@@ -142,4 +151,4 @@ class GenerationLog:
                 for _ in written:
                     self.queue.task_done()
             if not pending:
-                delay, due, urgent = self.backoff_s[0], None, False
+                delay, due, urgent = self.backoff_s[0], math.inf, False
