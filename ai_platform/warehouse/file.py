@@ -88,6 +88,7 @@ COLUMNS = {"generations": GENERATION_COLUMNS, "guard_actions": GUARD_ACTION_COLU
 
 
 KEYS = {"generations": "generation_id", "guard_actions": "action_id"}
+INSERT_CHUNK = 200  # rows per INSERT statement of insert_new
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[list[Any]], *, idempotent: bool = False) -> None:
@@ -112,7 +113,11 @@ def insert_new(
     names, marks = ", ".join(columns), ", ".join("?" * len(columns))
     con.execute(f"CREATE OR REPLACE TEMP TABLE incoming AS SELECT {names} FROM {table} LIMIT 0")
     try:
-        con.executemany(f"INSERT INTO incoming ({names}) VALUES ({marks})", [list(r) for r in rows])
+        # Many rows per statement: DuckDB's executemany runs one INSERT per row (~0.4 ms each, 5x this).
+        for start in range(0, len(rows), INSERT_CHUNK):
+            chunk = rows[start : start + INSERT_CHUNK]
+            values = ", ".join([f"({marks})"] * len(chunk))
+            con.execute(f"INSERT INTO incoming ({names}) VALUES {values}", [v for r in chunk for v in r])
         con.execute(
             f"INSERT INTO {table} ({names}) SELECT DISTINCT ON ({key}) {names} FROM incoming"
             f" WHERE {key} NOT IN (SELECT {key} FROM {table} WHERE {key} IS NOT NULL)"

@@ -1,5 +1,10 @@
 """The generation log's journal: every row is on disk (fsync'd) before its reply goes out.
 
+Rows are made durable in groups: one writer thread writes every row waiting, fsyncs
+once, then releases each caller (a thread, or an awaiting request on the event loop),
+so concurrent requests share one fsync and none is answered before the fsync that
+covers its own row.
+
 Rows are appended as JSON lines to segments under `<home>/gateway/journal/`, named
 `<pid>-<start ns>.jsonl`, one process's segments at a time. A segment is deleted
 once it is full (or its process is done with it) and every row in it is in the
@@ -12,6 +17,8 @@ gateway refuses new requests (503) rather than lose one.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import threading
@@ -21,6 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ai_platform.errors import ServingError
 from ai_platform.serving.vllm import pid_alive
 
 SEGMENT_ROWS = 500
@@ -35,6 +43,18 @@ class Segment:
     size: int = 0
 
 
+def _line(entry: dict[str, Any]) -> bytes:
+    return (json.dumps(entry, ensure_ascii=False, default=_encode) + "\n").encode("utf-8")
+
+
+def _fsync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _encode(value: Any) -> Any:
     if isinstance(value, datetime):
         return {"__datetime__": value.isoformat()}
@@ -45,37 +65,146 @@ def _decode(obj: dict[str, Any]) -> Any:
     return datetime.fromisoformat(obj["__datetime__"]) if set(obj) == {"__datetime__"} else obj
 
 
+class _Waiter:
+    """One appended entry waiting for the fsync that covers it: a thread's event, or an event loop's future."""
+
+    __slots__ = ("error", "event", "future", "line", "loop", "path")
+
+    def __init__(self, line: bytes, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self.line = line
+        self.path: Path | None = None
+        self.error: BaseException | None = None
+        self.loop = loop
+        self.event = None if loop else threading.Event()
+        self.future: asyncio.Future[Path] | None = loop.create_future() if loop else None
+
+    def release(self) -> None:
+        if self.event is not None:
+            self.event.set()
+        elif self.loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
+                self.loop.call_soon_threadsafe(self._settle)
+
+    def _settle(self) -> None:
+        assert self.future is not None
+        if self.future.done():
+            return
+        if self.error is not None:
+            self.future.set_exception(self.error)
+        else:
+            assert self.path is not None
+            self.future.set_result(self.path)
+
+
 class Journal:
+    """Appends are made durable in groups: one writer thread takes every entry waiting, writes them, fsyncs once
+    and only then releases each of their callers, so concurrent requests share an fsync and none returns
+    before the fsync that covers its own entry."""
+
     def __init__(self, folder: Path, max_bytes: int = 256 * 2**20) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.max_bytes = max_bytes
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # segments, current, handle
         self.segments: dict[Path, Segment] = {}
         self.current: Segment | None = None
         self.handle: Any = None
+        self.fsyncs = 0  # how many fsyncs covered the entries so far (one per group)
+        self._pending_bytes = 0
+        self._waiting: list[_Waiter] = []
+        self._wake = threading.Condition(threading.Lock())
+        self._closed = False
+        self._writer: threading.Thread | None = None
 
     @property
     def pending_bytes(self) -> int:
-        return sum(s.size for s in self.segments.values())
+        """Bytes of journaled rows not yet in the warehouse (read without the lock: the event loop asks)."""
+        return self._pending_bytes
 
     @property
     def full(self) -> bool:
         return self.pending_bytes >= self.max_bytes
 
     def append(self, entry: dict[str, Any]) -> Path:
-        """Write one entry durably; returns its segment (pass it to `done` once the row is stored)."""
-        line = (json.dumps(entry, ensure_ascii=False, default=_encode) + "\n").encode("utf-8")
+        """Write one entry durably; returns its segment (pass it to `done` once the row is stored). Blocks until
+        the fsync that covers the entry is done; an OSError of the write or the fsync is raised here."""
+        waiter = self._submit(_Waiter(_line(entry)))
+        assert waiter.event is not None
+        waiter.event.wait()
+        if waiter.error is not None:
+            raise waiter.error
+        assert waiter.path is not None
+        return waiter.path
+
+    async def append_async(self, entry: dict[str, Any]) -> Path:
+        """`append` for an event loop: awaits the fsync that covers the entry without holding a thread."""
+        waiter = self._submit(_Waiter(_line(entry), asyncio.get_running_loop()))
+        assert waiter.future is not None
+        return await waiter.future
+
+    def _submit(self, waiter: _Waiter) -> _Waiter:
+        with self._wake:
+            if self._closed:
+                raise ServingError(f"{self.folder}: the journal is closed")
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_groups, name="journal", daemon=True)
+                self._writer.start()
+            self._waiting.append(waiter)
+            self._wake.notify()
+        return waiter
+
+    def _write_groups(self) -> None:
+        while True:
+            with self._wake:
+                while not self._waiting and not self._closed:
+                    self._wake.wait()
+                group, self._waiting = self._waiting, []
+                if not group and self._closed:
+                    return
+            self._write(group)
+            for waiter in group:
+                waiter.release()
+
+    def _write(self, group: list[_Waiter]) -> None:
+        """Write a group of entries and fsync each segment it touched once; on a failure every entry of the group
+        not yet durable carries the error, and the segment is sealed (a torn line may end it)."""
         with self.lock:
-            if self.current is None or self.current.rows >= SEGMENT_ROWS:
-                self._rotate()
-            assert self.current is not None and self.handle is not None
-            self.handle.write(line)
-            self.handle.flush()
-            os.fsync(self.handle.fileno())
-            self.current.rows += 1
-            self.current.size += len(line)
-            return self.current.path
+            written: list[_Waiter] = []
+            try:
+                for waiter in group:
+                    if self.current is None or self.current.rows >= SEGMENT_ROWS:
+                        self._sync(written)
+                        written = []
+                        self._rotate()
+                    assert self.current is not None and self.handle is not None
+                    self.handle.write(waiter.line)
+                    waiter.path = self.current.path
+                    written.append(waiter)
+                self._sync(written)
+            except OSError as exc:
+                for waiter in group:
+                    if waiter.path is None or waiter in written:
+                        waiter.error = exc
+                if self.current is not None:  # nothing more goes after a line that may be torn
+                    self.current.sealed = True
+                    with contextlib.suppress(OSError):
+                        self.handle.close()
+                    self._collect(self.current)
+                    self.current, self.handle = None, None
+
+    def _sync(self, written: list[_Waiter]) -> None:
+        """Flush and fsync the current segment; then its `written` entries count as journaled."""
+        if not written:
+            return
+        assert self.current is not None and self.handle is not None
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+        self.fsyncs += 1
+        self.current.rows += len(written)
+        size = sum(len(w.line) for w in written)
+        self.current.size += size
+        self._pending_bytes += size
+        written.clear()
 
     def done(self, path: Path, count: int = 1) -> None:
         """`count` rows of segment `path` are in the warehouse."""
@@ -87,6 +216,13 @@ class Journal:
             self._collect(segment)
 
     def close(self) -> None:
+        """Write what is waiting, stop the writer, seal the current segment."""
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+            writer = self._writer
+        if writer is not None:
+            writer.join()
         with self.lock:
             if self.current is not None:
                 self.current.sealed = True
@@ -109,6 +245,7 @@ class Journal:
                     break  # a line cut short by the crash: its reply never went out
             with self.lock:
                 self.segments[path] = Segment(path, rows=len(entries), sealed=True, size=path.stat().st_size)
+                self._pending_bytes += self.segments[path].size
                 self._collect(self.segments[path])
             found.append((path, entries))
         return found
@@ -120,10 +257,12 @@ class Journal:
             self._collect(self.current)
         path = self.folder / f"{os.getpid()}-{time.time_ns()}.jsonl"
         self.handle = path.open("ab")
+        _fsync_folder(self.folder)  # the new segment's name survives a power cut too, not only its bytes
         self.current = Segment(path)
         self.segments[path] = self.current
 
     def _collect(self, segment: Segment) -> None:
         if segment.sealed and segment.done >= segment.rows:
             segment.path.unlink(missing_ok=True)
-            self.segments.pop(segment.path, None)
+            if self.segments.pop(segment.path, None) is not None:
+                self._pending_bytes -= segment.size

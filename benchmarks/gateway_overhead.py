@@ -1,0 +1,417 @@
+"""What the gateway costs: the same closed loop of short chat requests straight at vLLM and through the gateway.
+
+Real pieces: the demo model on the vLLM CPU build (or `--upstream URL`, a vLLM already
+running, e.g. the test suite's shared server), and the real gateway process
+(`ai-platform serve`) in front of it, with a rollout state whose live color is that
+vLLM. The load: `--clients` (8) concurrent clients, each sending its next request as
+soon as its last reply arrives, `--requests` per side per round; each request a one-line
+question, 16 tokens out (`ignore_eos`, so every reply costs the same), on the
+OpenAI route `/v1/chat/completions`.
+
+Both sides are warmed up first. Then `--rounds` (5) rounds, each running the direct
+side and the gateway side once, their order alternating from round to round, each side
+with a fresh client connection pool. Printed per round and as medians across rounds:
+throughput (requests/s), median and p90 latency, and gateway over direct (the
+throughput ratio, the milliseconds added to the median). The target (issue 29): a
+throughput ratio of at least 0.95, at most 10 ms added to the median, at 8 clients on
+2 cores.
+
+Then the time per pipeline step: from the gateway's own
+`ai_platform_gateway_step_duration_seconds{step=...}` histogram on /metrics (the
+delta of its sums and counts over the measured rounds) when the gateway has one;
+otherwise each step's function timed in this process, with the run's real request
+and reply (authorize, parse, guard_input, admit, score, guard_output, journal), and
+upstream as the direct side's median latency.
+
+`--smoke`: two rounds of 16 requests, seconds long; exits non-zero when a request fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ai_platform.config import Admission, Serving  # noqa: E402
+from ai_platform.oci.layout import OciLayout  # noqa: E402
+from ai_platform.prompts import bundle  # noqa: E402
+from ai_platform.prompts.compiler import compile_bytes  # noqa: E402
+from ai_platform.serving.gateway import keys  # noqa: E402
+from ai_platform.serving.state import Color, ModelState, save  # noqa: E402
+
+MODEL = "contract-reviewer"
+MAX_TOKENS = 16
+QUESTIONS = ["What is the notice period?", "Who pays the deposit?", "Is there a penalty clause?", "When does it end?"]
+STEP_METRIC = "ai_platform_gateway_step_duration_seconds"
+REQUEST_METRIC = "ai_platform_gateway_request_duration_seconds"
+PENDING_METRIC = "ai_platform_generation_log_pending"
+STEPS = ("authorize", "parse", "guard_input", "admit", "upstream", "score", "guard_output", "journal")
+ADMISSION = {"budget": 1_000_000, "key_share": 1.0, "window_s": 10}  # wide open: admission is timed, never refuses
+
+
+@dataclass
+class Side:
+    """One side's closed loop in one round."""
+
+    latencies: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def rps(self) -> float:
+        return len(self.latencies) / self.seconds
+
+    def quantile(self, q: float) -> float:
+        values = sorted(self.latencies)
+        return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def body(model: str, i: int) -> dict[str, Any]:
+    question = QUESTIONS[i % len(QUESTIONS)]
+    return {
+        "model": model,
+        "messages": [{"role": "user", "content": question}],
+        "max_tokens": MAX_TOKENS,
+        "ignore_eos": True,
+        "temperature": 0,
+    }
+
+
+async def closed_loop(url: str, headers: dict[str, str], model: str, clients: int, requests: int) -> Side:
+    """`requests` requests from `clients` clients, each sending its next one when its reply is in; a fresh pool."""
+    side, sent = Side(), iter(range(requests))
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=120) as client:
+
+        async def one_client() -> None:
+            for i in sent:
+                started = time.perf_counter()
+                try:
+                    reply = await client.post("/v1/chat/completions", json=body(model, i))
+                except httpx.HTTPError as exc:
+                    side.failures.append(f"{type(exc).__name__}: {exc}")
+                    continue
+                if reply.status_code != 200:
+                    side.failures.append(f"HTTP {reply.status_code}: {reply.text[:300]}")
+                    continue
+                side.latencies.append(time.perf_counter() - started)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one_client() for _ in range(clients)))
+        side.seconds = time.perf_counter() - started
+    return side
+
+
+def served_model(upstream: str) -> str:
+    """The model name a vLLM serves (the first it lists)."""
+    models = httpx.get(f"{upstream}/v1/models", timeout=10).json()["data"]
+    return str(models[0]["id"])
+
+
+def configure(home: Path, upstream: str, model: str) -> str:
+    """A rollout state whose live color is `upstream`, and an invoke key; returns the key."""
+    layout = OciLayout(home / "registry" / "prompts")
+    digest = bundle.build(layout, model, [compile_bytes(b'user: "{{text}}"\n', "prompts/ask.prompt")]).digest
+    live = Color("blue", upstream, 1, "sha256:" + "a" * 64, digest, str(layout.root), "bench")
+    save(home, ModelState(model, str(home / "wh.duckdb"), live=live, admission=ADMISSION))
+    return keys.create(home / "gateway" / "keys.json", "bench", ["invoke"])
+
+
+@contextmanager
+def gateway_process(home: Path) -> Iterator[tuple[str, int]]:
+    """`ai-platform serve` over `home` on a free port; its URL and PID once /healthz answers (log: home/gateway.log)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = home / "gateway.log"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "ai_platform.cli", "serve", "--home", str(home), "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=env,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the gateway did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.1)
+        yield url, process.pid
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def histogram_totals(url: str, name: str, label: str | None) -> dict[str, tuple[float, float]]:
+    """(sum, count) of histogram `name` on a /metrics page, per value of `label` (None: one total under '')."""
+    totals: dict[str, list[float]] = {}
+    for family in text_string_to_metric_families(httpx.get(f"{url}/metrics", timeout=10).text):
+        if family.name != name:
+            continue
+        for sample in family.samples:
+            kind = sample.name.removeprefix(name)
+            if kind not in ("_sum", "_count"):
+                continue
+            key = sample.labels.get(label, "") if label else ""
+            entry = totals.setdefault(key, [0.0, 0.0])
+            entry[0 if kind == "_sum" else 1] += sample.value
+    return {k: (s, c) for k, (s, c) in totals.items()}
+
+
+def settled(url: str, within_s: float = 60) -> None:
+    """Wait until the gateway's generation log has written the warm-up's rows (its first warehouse write, with
+    the imports that come with it, is a one-off cost, not the steady state measured)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        for family in text_string_to_metric_families(httpx.get(f"{url}/metrics", timeout=10).text):
+            if family.name == PENDING_METRIC and all(s.value == 0 for s in family.samples):
+                return
+        time.sleep(0.2)
+
+
+def delta(
+    after: dict[str, tuple[float, float]], before: dict[str, tuple[float, float]]
+) -> dict[str, tuple[float, float]]:
+    return {
+        k: (s - before.get(k, (0.0, 0.0))[0], c - before.get(k, (0.0, 0.0))[1])
+        for k, (s, c) in after.items()
+        if c - before.get(k, (0.0, 0.0))[1] > 0
+    }
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, every thread) process `pid` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> float:
+    """Median seconds of one call of `fn`."""
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def steps_in_process(home: Path, key: str, upstream: str, model: str, repeat: int) -> dict[str, float]:
+    """Each pipeline step's function timed here, with a real request and its real reply (median seconds)."""
+    import json
+
+    from ai_platform.serving.gateway import bodies
+    from ai_platform.serving.gateway.admission import Windows
+    from ai_platform.serving.gateway.guards import check_input, check_output, policy, stored_input
+    from ai_platform.serving.gateway.journal import Journal
+    from ai_platform.serving.gateway.scoring import score_reply
+    from ai_platform.serving.state import load_all
+
+    try:
+        from ai_platform.detectors.injection import injection_score
+    except ImportError:  # before the detectors left evaluation/
+        from ai_platform.evaluation.injection import injection_score  # type: ignore[no-redef]
+
+    state = load_all(home)[model]
+    request = body(model, 0)
+    raw = json.dumps(request).encode()
+    reply = httpx.post(f"{upstream}/v1/chat/completions", json=request, timeout=60).json()
+    choice = {"message": {"content": reply["choices"][0]["message"]["content"]}, "finish_reason": "length"}
+    content = choice["message"]["content"]
+    user_text = bodies.input_text(request, True)
+    ring = keys.KeyRing(home / "gateway" / "keys.json")
+    windows = Windows()
+    journal = Journal(home / "bench-journal")
+    guards = policy(state.guards)
+    header = f"Bearer {key}"
+
+    def parse() -> None:
+        payload = bodies.json_body(raw)
+        bodies.openai_request(payload, True)
+        bodies.input_text(payload, True)
+
+    def admit() -> None:
+        windows.admit(model, "bench", Admission.model_validate(state.admission), len(raw), MAX_TOKENS)
+
+    row = ["gen-x", model, "openai:chat/completions", "", "img", "gateway", "{}", content, "{}", "length", 0.1]
+    row += [None, False, datetime.now(UTC)]
+    steps = {
+        "authorize": timed(lambda: ring.authorize(header, "invoke"), repeat),
+        "parse": timed(parse, repeat),
+        "guard_input": timed(lambda: check_input(policy(state.guards), injection_score(user_text)), repeat),
+        "admit": timed(admit, repeat),
+        "score": timed(lambda: score_reply(state, {"output_schema": None}, choice, {}, user_text, 0.1, None), repeat),
+        "guard_output": timed(lambda: (check_output(guards, content), stored_input(guards, {"input": user_text})), 50),
+        "journal": timed(lambda: journal.append({"db": "wh", "table": "generations", "row": row}), repeat),
+    }
+    # The journal under the load's concurrency: 8 threads appending at once, as the gateway's request threads do
+    threads_done: list[float] = []
+
+    def appender() -> None:
+        for _ in range(repeat):
+            started = time.perf_counter()
+            journal.append({"db": "wh", "table": "generations", "row": row})
+            threads_done.append(time.perf_counter() - started)
+
+    workers = [threading.Thread(target=appender) for _ in range(8)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    steps["journal (8 at once)"] = statistics.median(threads_done)
+    journal.close()
+    return steps
+
+
+def run(args: argparse.Namespace, upstream: str, home: Path) -> int:
+    model = served_model(upstream)
+    key = configure(home, upstream, model)
+    with gateway_process(home) as (gateway, pid):
+        sides = {"direct": (upstream, {}), "gateway": (gateway, {"Authorization": f"Bearer {key}"})}
+        for name, (url, headers) in sides.items():  # warm-up: connections, the gateway's imports and caches
+            warm = asyncio.run(closed_loop(url, headers, model, args.clients, max(args.clients * 2, 16)))
+            if warm.failures:
+                print(f"{name} warm-up failed: {warm.failures[0]}")
+                return 1
+        settled(gateway)
+        steps_before = histogram_totals(gateway, STEP_METRIC, "step")
+        whole_before = histogram_totals(gateway, REQUEST_METRIC, None)
+        cpu_before = cpu_seconds(pid)
+        rounds: list[dict[str, Side]] = []
+        for r in range(args.rounds):
+            order = ("direct", "gateway") if r % 2 == 0 else ("gateway", "direct")
+            measured = {}
+            for name in order:
+                url, headers = sides[name]
+                measured[name] = asyncio.run(closed_loop(url, headers, model, args.clients, args.requests))
+            rounds.append(measured)
+        cpu = cpu_seconds(pid) - cpu_before
+        steps = delta(histogram_totals(gateway, STEP_METRIC, "step"), steps_before)
+        whole = delta(histogram_totals(gateway, REQUEST_METRIC, None), whole_before)
+    failures = [f for measured in rounds for side in measured.values() for f in side.failures]
+
+    print(
+        f"gateway overhead: {args.clients} concurrent clients, {args.requests} short chat requests per side per round"
+        f" ({MAX_TOKENS} tokens out), {args.rounds} rounds alternating; {os.cpu_count()} cores; upstream {upstream}"
+    )
+    print(
+        f"{'round':>5} {'direct req/s':>12} {'gateway req/s':>13} {'ratio':>6}"
+        f" {'direct p50 ms':>13} {'gateway p50 ms':>14} {'added':>7} {'direct p90':>10} {'gateway p90':>11}"
+    )
+    ratios, added50, added90 = [], [], []
+    for i, m in enumerate(rounds, 1):
+        d, g = m["direct"], m["gateway"]
+        if not d.latencies or not g.latencies:
+            continue
+        ratios.append(g.rps / d.rps)
+        added50.append((g.quantile(0.5) - d.quantile(0.5)) * 1000)
+        added90.append((g.quantile(0.9) - d.quantile(0.9)) * 1000)
+        print(
+            f"{i:5d} {d.rps:12.2f} {g.rps:13.2f} {ratios[-1]:6.3f} {d.quantile(0.5) * 1000:13.1f}"
+            f" {g.quantile(0.5) * 1000:14.1f} {added50[-1]:7.1f} {d.quantile(0.9) * 1000:10.1f}"
+            f" {g.quantile(0.9) * 1000:11.1f}"
+        )
+    direct = [m["direct"] for m in rounds if m["direct"].latencies]
+    through = [m["gateway"] for m in rounds if m["gateway"].latencies]
+    if ratios:
+        print(
+            f"median over rounds: direct {statistics.median(s.rps for s in direct):.2f} req/s,"
+            f" p50 {statistics.median(s.quantile(0.5) for s in direct) * 1000:.1f} ms,"
+            f" p90 {statistics.median(s.quantile(0.9) for s in direct) * 1000:.1f} ms |"
+            f" gateway {statistics.median(s.rps for s in through):.2f} req/s,"
+            f" p50 {statistics.median(s.quantile(0.5) for s in through) * 1000:.1f} ms,"
+            f" p90 {statistics.median(s.quantile(0.9) for s in through) * 1000:.1f} ms"
+        )
+        ratio, added = statistics.median(ratios), statistics.median(added50)
+        verdict = "meets" if ratio >= 0.95 and added <= 10 else "misses"
+        print(
+            f"gateway / direct: throughput {ratio:.3f}x, median latency +{added:.1f} ms,"
+            f" p90 +{statistics.median(added90):.1f} ms   (target: >= 0.95x, <= +10 ms: {verdict})"
+        )
+    gateway_requests = sum(len(s.latencies) for s in through)
+    if gateway_requests:
+        print(
+            f"the gateway's CPU time (user + system, all its threads): {cpu / gateway_requests * 1000:.1f} ms per"
+            " request (on a CPU-bound machine, time the model server does not get)"
+        )
+    if whole.get(""):
+        total, count = whole[""]
+        print(f"the gateway's own request duration (its /metrics): mean {total / count * 1000:.1f} ms over {count:.0f}")
+    if steps:
+        print(f"time per pipeline step (the gateway's {STEP_METRIC}, over the measured rounds):")
+        for step in [*STEPS, *sorted(set(steps) - set(STEPS))]:
+            if step in steps:
+                total, count = steps[step]
+                print(f"  {step:22} mean {total / count * 1000:8.3f} ms   ({count:.0f} observations)")
+    else:
+        print("time per pipeline step (no step histogram on the gateway's /metrics: each step's function timed here):")
+        timings = steps_in_process(home, key, upstream, model, repeat=20 if args.smoke else 200)
+        direct_p50 = statistics.median(s.quantile(0.5) for s in direct) if direct else float("nan")
+        for step, seconds in [*timings.items(), ("upstream (direct p50)", direct_p50)]:
+            print(f"  {step:22} median {seconds * 1000:8.3f} ms")
+    if failures:
+        print(f"{len(failures)} of {gateway_requests + len(failures)} requests failed; the first: {failures[0]}")
+        return 1
+    return 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--upstream", help="a running vLLM's URL (default: start the demo model on vLLM CPU)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--requests", type=int, default=96, help="requests per side per round")
+    parser.add_argument("--smoke", action="store_true", help="seconds long: 2 rounds of 16 requests")
+    args = parser.parse_args()
+    if args.smoke:
+        args.rounds, args.requests = min(args.rounds, 2), min(args.requests, 16)
+    with ExitStack() as stack:
+        home = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        upstream = args.upstream
+        if not upstream:
+            from ai_platform.demo.cache import build as demo_model
+            from ai_platform.demo.model import Recipe
+            from ai_platform.serving.vllm import SERVE_PYTHON, launch
+
+            serving = Serving(max_model_len=1024, dtype="float32", block_size=32, max_num_seqs=8)
+            server = stack.enter_context(
+                launch(demo_model(Recipe()), MODEL, serving, python=SERVE_PYTHON, log_path=home / "vllm.log")
+            )
+            upstream = server.base_url
+        code = run(args, upstream.rstrip("/"), home)
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
