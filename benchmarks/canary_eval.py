@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
     if args.smoke:
-        args.cases, args.rounds = 8, 1
+        args.cases, args.rounds = 4, 1
     document = compile_bytes(CONTRACT_REVIEW_PROMPT.encode(), "contract_review.prompt").document
     examples = list(corpus.examples(7_000_001, args.cases, "bench"))
     cases = [
@@ -91,7 +91,7 @@ def main() -> None:
                 cases,
                 inputs,
                 bodies,
-                document["output_schema"],
+                [document["output_schema"]] * len(cases),  # one schema per case: all render the same prompt
                 concurrency=concurrency,
                 timeout_s=120,
                 retries=2,
