@@ -61,14 +61,22 @@ system-deps:
 		echo "note:$$missing not installed (not root or no apt-get); the tests that need them will skip"; \
 	fi
 
+# Two pytest runs, each ending in its own summary line: the independent tests two at a time
+# (pytest-xdist; every worker starts its own registry, redis and PostgreSQL on free ports), then
+# the ones that start vLLM, train or quantize in one process, so they share one vLLM server and
+# do not fight over the 2 cores. Both always run; make test fails if either failed.
 test: envs lint typecheck system-deps
 	.venv/bin/dagster definitions validate -w workspace.yaml
-	.venv/bin/pytest
+	status=0; \
+	.venv/bin/pytest -n 2 -m "not vllm and not slow" || status=$$?; \
+	.venv/bin/pytest -m "vllm or slow" || status=$$?; \
+	exit $$status
 
 # The fast lane while working (under 3 minutes on 2 cores): lint, the type check, and every
-# test that needs no vLLM, no registry and no training, two at a time (`make test` runs them all).
+# test that needs no vLLM, no registry and no training and runs no benchmark, two at a time
+# (`make test` runs them all).
 check: lint typecheck
-	.venv/bin/pytest -q -n 2 -m "not vllm and not slow and not registry"
+	.venv/bin/pytest -q -n 2 -m "not vllm and not slow and not registry and not benchmark"
 
 lint: .venv/.installed
 	.venv/bin/ruff check .

@@ -49,20 +49,20 @@ from limits.strategies import MovingWindowRateLimiter
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ai_platform.config import Serving  # noqa: E402
+from ai_platform.config import Admission  # noqa: E402
 from ai_platform.demo import corpus  # noqa: E402
-from ai_platform.demo.cache import build as demo_model  # noqa: E402
-from ai_platform.demo.model import Recipe  # noqa: E402
 from ai_platform.oci.layout import OciLayout  # noqa: E402
 from ai_platform.prompts import bundle  # noqa: E402
 from ai_platform.prompts.compiler import compile_bytes  # noqa: E402
 from ai_platform.serving.gateway import keys  # noqa: E402
 from ai_platform.serving.gateway.admission import weight  # noqa: E402
 from ai_platform.serving.state import Color, ModelState, save  # noqa: E402
-from ai_platform.serving.vllm import SERVE_PYTHON, launch  # noqa: E402
-from tests.gateway_process import start  # noqa: E402
+from benchmarks.support import SMOKE_HELP  # noqa: E402
+from benchmarks.support.gateway import start  # noqa: E402
+from benchmarks.support.vllm import MODEL, UPSTREAM_HELP, demo_server  # noqa: E402
 
-MODEL = "contract-reviewer"
+# "Opened wide" is the largest budget a rollout state may carry (a larger one is refused on every request).
+WIDE_OPEN_BUDGET = next(c.le for c in Admission.model_fields["budget"].metadata if getattr(c, "le", None))
 SHORT_TOKENS, LONG_TOKENS, DEGRADED_TOKENS = 16, 192, 48
 QUESTIONS = ["What is the notice period?", "Who pays the deposit?", "Is there a penalty clause?", "When does it end?"]
 
@@ -205,20 +205,21 @@ def main() -> None:
     parser.add_argument("--window-s", type=int, default=10)
     parser.add_argument("--headroom", type=float, default=0.8, help="both limits' share of the sustained capacity")
     parser.add_argument("--batch", type=int, default=8, help="the server's max_num_seqs and calibration concurrency")
+    parser.add_argument("--upstream", metavar="URL", help=UPSTREAM_HELP)
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
+    warm_up_s = 5.0
+    if args.smoke:
+        warm_up_s, args.calibrate_s, args.surge_s, args.surge, args.timeout_s = 1.0, 3.0, 3.0, 1.5, 10.0
     traffic = Traffic(20261204)
-    serving = Serving(max_model_len=1024, dtype="float32", block_size=32, max_num_seqs=args.batch)
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        launch(demo_model(Recipe()), MODEL, serving, python=SERVE_PYTHON, log_path=Path(tmp) / "vllm.log") as server,
-    ):
+    with tempfile.TemporaryDirectory() as tmp, demo_server(args.upstream, args.batch, Path(tmp) / "vllm.log") as vllm:
         home = Path(tmp)
         keyring = {name: keys.create(home / "gateway" / "keys.json", name, ["invoke"]) for name in ("chat", "batch")}
-        wide_open = {"budget": 10**9, "key_share": 1.0, "window_s": args.window_s}
-        configure(home, server.base_url, wide_open)
+        wide_open = {"budget": WIDE_OPEN_BUDGET, "key_share": 1.0, "window_s": args.window_s}
+        configure(home, vllm, wide_open)
         gateway, url = start(home)
         try:
-            asyncio.run(calibrate(url, keyring, traffic, 5, args.batch))  # warm-up
+            asyncio.run(calibrate(url, keyring, traffic, warm_up_s, args.batch))
             steady = asyncio.run(calibrate(url, keyring, traffic, args.calibrate_s, args.batch))
             tokens_s = sum(o.tokens for o in steady.outcomes) / steady.seconds
             requests_s = len(steady.outcomes) / steady.seconds
@@ -247,8 +248,8 @@ def main() -> None:
                 ("ours: weighted admission", weighted, 0.0),
                 ("baseline: plain RPS limit", wide_open, args.headroom * requests_s),
             ):
-                idle(server.base_url)
-                configure(home, server.base_url, admission)
+                idle(vllm)
+                configure(home, vllm, admission)
                 runs[name] = asyncio.run(surge(url, keyring, traffic, rate, args.surge_s, args.timeout_s, rps))
         finally:
             gateway.terminate()
@@ -267,7 +268,7 @@ def main() -> None:
         else f"{base['short_error_rate']:.2%} vs none"
     )
     print(
-        f"baseline vs ours: short-request errors {errors}, p99 {base['p99_s'] / ours['p99_s']:.1f}x"
+        f"ratio, baseline / ours: short-request errors {errors}, p99 {base['p99_s'] / ours['p99_s']:.1f}x"
         "   (article: 18.7% vs 0.02%)"
     )
 

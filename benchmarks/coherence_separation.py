@@ -16,6 +16,7 @@ so on Chinese it catches empty and thinned-out replies, not a fluent wrong one; 
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import statistics
@@ -31,6 +32,7 @@ from sklearn.metrics import roc_auc_score  # noqa: E402
 from ai_platform.demo import corpus  # noqa: E402
 from ai_platform.demo.model import answer_text  # noqa: E402
 from ai_platform.evaluation.coherence import coherence, reply_text  # noqa: E402
+from benchmarks.support import SMOKE_HELP  # noqa: E402
 
 EVAL_SEED = 1_000_003  # the demo eval set's stream (ai_platform.demo.repo.eval_cases)
 
@@ -61,17 +63,25 @@ def degraded(examples: list[corpus.Example], rng: random.Random) -> dict[str, li
 
 
 def main() -> None:
-    examples = [e for e in corpus.examples(EVAL_SEED, 200, "case") if e.language == "zh" and e.risks]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+    args = parser.parse_args()
+    drawn = 40 if args.smoke else 200
+    examples = [e for e in corpus.examples(EVAL_SEED, drawn, "case") if e.language == "zh" and e.risks]
     inputs, good = [e.text for e in examples], [answer_text(e) for e in examples]
     scorers: dict[str, Callable[[list[str], list[str]], list[float]]] = {"ours": coherence, "bigrams": bigrams}
     print(f"{len(examples)} Chinese held-out contracts with at least one risk")
     print(f"{'degradation':26s} {'scorer':8s} {'good':>6s} {'bad':>6s} {'AUC':>6s} {'good>bad':>9s}")
+    aucs: dict[tuple[str, str], float] = {}
     for name, bad in degraded(examples, random.Random(0)).items():
         for scorer, score in scorers.items():
             g, d = score(inputs, good), score(inputs, bad)
-            auc = roc_auc_score([1] * len(g) + [0] * len(d), g + d)
+            auc = aucs[name, scorer] = roc_auc_score([1] * len(g) + [0] * len(d), g + d)
             wins = sum(a > b for a, b in zip(g, d, strict=True)) / len(g)
             print(f"{name:26s} {scorer:8s} {statistics.mean(g):6.3f} {statistics.mean(d):6.3f} {auc:6.3f} {wins:9.0%}")
+    names = dict.fromkeys(name for name, _ in aucs)
+    ratios = ", ".join(f"{name} {aucs[name, 'ours'] / aucs[name, 'bigrams']:.2f}x" for name in names)
+    print(f"AUC ratio, ours / baseline (bigrams): {ratios}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ Target: ours >= 0.5 x the baseline's rows per second.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import os
 import random
@@ -33,6 +34,7 @@ import duckdb
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ai_platform.feedback.ingest import FileReport, ingest_file
 from ai_platform.warehouse import Warehouse
+from benchmarks.support import SMOKE_HELP
 
 ROWS = int(os.environ.get("ROWS", 1_000_000))
 GENERATIONS = 400_000
@@ -135,6 +137,11 @@ def baseline(csv_path: Path, db: Path, typed: bool = False) -> tuple[tuple[float
 
 
 def main() -> None:
+    global ROWS, GENERATIONS, REPEATS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+    if parser.parse_args().smoke:
+        ROWS, GENERATIONS, REPEATS = 20_000, 10_000, 1
     with tempfile.TemporaryDirectory(prefix="feedback-bench-") as tmp:
         folder = Path(tmp)
         labels = folder / "labels.csv"

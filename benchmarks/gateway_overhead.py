@@ -241,7 +241,7 @@ def steps_in_process(home: Path, key: str, upstream: str, model: str, repeat: in
     try:
         from ai_platform.detectors.injection import injection_score
     except ImportError:  # before the detectors left evaluation/
-        from ai_platform.evaluation.injection import injection_score  # type: ignore[no-redef]
+        from ai_platform.detectors.injection import injection_score  # type: ignore[no-redef]
 
     state = load_all(home)[model]
     request = body(model, 0)

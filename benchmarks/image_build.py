@@ -42,6 +42,7 @@ from weights_verify import generate  # noqa: E402
 from ai_platform.image.build import build  # noqa: E402
 from ai_platform.oci.layout import OciLayout  # noqa: E402
 from ai_platform.oci.registry import Reference, push  # noqa: E402
+from benchmarks.support import SKIP, SMOKE_HELP  # noqa: E402
 
 
 @contextmanager
@@ -99,10 +100,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=2048)
     parser.add_argument("--shards", type=int, default=4)
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
+    if args.smoke:
+        args.mib, args.shards = 16, 2
     for tool in ("docker-registry", "skopeo"):
         if not shutil.which(tool):
-            sys.exit(f"{tool} is not installed (apt-get install {tool})")
+            print(f"{tool} is not installed (apt-get install {tool}; `make test` installs it)", file=sys.stderr)
+            sys.exit(SKIP)
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         model = Path(tmp) / "model"
         model.mkdir()

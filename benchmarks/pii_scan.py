@@ -3,7 +3,7 @@
 Texts (seeded, the same for all three):
   contracts  the demo corpus's contracts and their JSON answers, Chinese and English (no PII)
   long       40 of those contracts joined (about 6,000 characters: a long reply)
-  pii        the test corpus's sentences (tests/pii_corpus.py): identifiers printed compact,
+  pii        the test corpus's sentences (support/pii_corpus.py): identifiers printed compact,
              grouped, full-width, valid and with a broken check, Chinese and English
 Timed per text, best of --repeat passes over each set:
   ours       ai_platform.detectors.pii.find_pii (fold, grouped windows, python-stdnum checks)
@@ -27,11 +27,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-from pii_corpus import corpus  # noqa: E402
-
 from ai_platform.demo import corpus as demo  # noqa: E402
 from ai_platform.detectors.pii import find_pii  # noqa: E402
+from benchmarks.support import SMOKE_HELP  # noqa: E402
+from benchmarks.support.pii_corpus import corpus  # noqa: E402
 
 BASELINE_COMMIT = "2996a20"  # the last pii.py before issue 22
 FLOOR = re.compile(r"[0-9][0-9 .-]{11,}[0-9Xx]")
@@ -69,16 +68,19 @@ def per_text_us(scan: Callable[[str], object], texts: list[str], repeat: int) ->
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
-    examples = demo.examples(0, 400, "bench")
-    cases = corpus(seed=7)
+    contracts, cases = 400, corpus(seed=7)
+    if args.smoke:
+        args.repeat, contracts, cases = 1, 40, cases[:: max(1, len(cases) // 200)]
+    examples = demo.examples(0, contracts, "bench")
     sets = {
         "contracts": [e.text for e in examples] + [json.dumps(e.answer, ensure_ascii=False) for e in examples],
-        "long": ["\n".join(e.text for e in examples[i : i + 40]) for i in range(0, 400, 40)],
+        "long": ["\n".join(e.text for e in examples[i : i + 40]) for i in range(0, contracts, 40)],
         "pii": [c.text for c in cases],
     }
     old = previous()
-    header = ("set", "texts", "chars", "ours us", "previous us", "ratio", "re us", "ratio")
+    header = ("set", "texts", "chars", "ours us", "baseline us", "ratio", "re us", "ratio")
     print("{:10s} {:>6s} {:>6s} {:>9s} {:>12s} {:>6s} {:>7s} {:>6s}".format(*header))
     for name, texts in sets.items():
         ours_us = per_text_us(find_pii, texts, args.repeat)

@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from ai_platform.prompts.compiler import compile_file  # noqa: E402
 from ai_platform.prompts.schema import compile_schema  # noqa: E402
+from benchmarks.support import SMOKE_HELP  # noqa: E402
 
 TARGET_S = 5.0
 
@@ -80,7 +81,10 @@ def baseline(schemas: list[str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
+    if args.smoke:
+        args.files = 20
     with tempfile.TemporaryDirectory() as tmp:
         paths = write_corpus(Path(tmp), args.files)
         cli = [str(Path(sys.executable).parent / "ai-platform"), "prompts", "compile", *map(str, paths)]

@@ -29,7 +29,8 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ai_platform.warehouse import Warehouse, at, generation_row, insert_generations
-from tests.postgres_server import running_postgres
+from benchmarks.support import SKIP, SMOKE_HELP
+from benchmarks.support.postgres import PostgresUnavailable, running_postgres
 
 INSERT = "INSERT INTO eval_cases (run_id, case_id, output) VALUES (?, ?, ?)"
 
@@ -169,20 +170,27 @@ def main() -> None:
     parser.add_argument("--file-only", action="store_true", help="only the DuckDB file's short transactions")
     parser.add_argument("--hold-s", type=float, default=10.0)
     parser.add_argument("--batches", type=int, default=40)
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
+    repeats = 3
+    if args.smoke:
+        args.hold_s, args.batches, repeats = 0.5, 4, 1
     print(f"duckdb {duckdb.__version__}")
     if not args.profiles:
-        short_transactions()
+        short_transactions(args.batches, repeats)
     if not args.file_only:
-        profiles(args.hold_s, args.batches)
+        try:
+            profiles(args.hold_s, args.batches)
+        except PostgresUnavailable as exc:
+            print(exc, file=sys.stderr)
+            sys.exit(SKIP)
 
 
-def short_transactions() -> None:
+def short_transactions(batches: int, repeats: int) -> None:
     print(f"{'batch rows':>10} {'ours ms/batch':>14} {'baseline ms/batch':>18} {'ratio':>6}")
     for size in (1, 50, 1000):
-        batches = 40
         mine, base = [], []
-        for repeat in range(3):
+        for repeat in range(repeats):
             with tempfile.TemporaryDirectory() as tmp:
                 mine.append(ours(Path(tmp) / f"a{repeat}.duckdb", batches, size) / batches * 1000)
                 base.append(baseline(Path(tmp) / f"b{repeat}.duckdb", batches, size) / batches * 1000)

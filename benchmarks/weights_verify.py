@@ -22,6 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from benchmarks.support import SMOKE_HELP  # noqa: E402
 
 OURS = """
 import json, sys, time
@@ -71,10 +72,13 @@ def tobytes(paths: list[Path]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=2048)
     parser.add_argument("--shards", type=int, default=4)
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
+    if args.smoke:
+        args.mib, args.shards = 16, 2
     with tempfile.TemporaryDirectory() as tmp:
         paths = generate(Path(tmp), args.mib, args.shards)
         subprocess.run(["cat", *map(str, paths)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
@@ -94,9 +98,9 @@ def main() -> None:
     print(f"{'run':52} {'seconds':>8} {'ratio to ours':>14}")
     for label, seconds in (
         ("ours: headers + file sha256 + per-tensor sha256", mine),
-        ("sha256sum (coreutils): file sha256 only", floor),
-        ("openssl dgst -sha256: file sha256 only", openssl),
-        ("tobytes: load + .numpy().tobytes() per tensor", naive),
+        ("baseline sha256sum (coreutils): file sha256 only", floor),
+        ("baseline openssl dgst -sha256: file sha256 only", openssl),
+        ("baseline tobytes: load + .numpy().tobytes() each", naive),
     ):
         print(f"{label:52} {seconds:>8.2f} {seconds / mine:>14.2f}")
     print(f"peak RSS of ours (VmHWM of its process): {ours['peak_rss_mib']:.0f} MiB")

@@ -20,9 +20,8 @@ os.environ.setdefault("HF_HUB_DISABLE_UPDATE_CHECK", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parent.parent
-from postgres_server import PostgresServer, PostgresUnavailable, running_postgres  # noqa: E402
-
 from ai_platform.serving.vllm import SERVE_PYTHON  # noqa: E402 - tests import it from here
+from benchmarks.support.postgres import PostgresServer, PostgresUnavailable, running_postgres  # noqa: E402
 
 pytest_plugins = ["gateway_harness"]  # the live gateway every gateway test uses, and its `upstream` fixture
 

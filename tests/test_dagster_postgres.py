@@ -11,12 +11,12 @@ import dagster as dg
 import pytest
 import yaml
 from conftest import MODEL
-from postgres_server import PostgresServer
 from test_platform_repo_sensor import commit, runs, tick
 from test_trust import seed_warehouse
 
 from ai_platform.warehouse.ducklake import Lake
 from assets.partitions import models_partitions
+from benchmarks.support.postgres import PostgresServer
 from definitions import defs
 
 ROOT = Path(__file__).resolve().parent.parent

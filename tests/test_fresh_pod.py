@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import MODEL, ROOT, LocalRegistry, materialize
-from postgres_server import PostgresServer
 
 from ai_platform.config import load_platform
 from ai_platform.errors import ConfigError
@@ -22,6 +21,7 @@ from ai_platform.platform_repo import git
 from ai_platform.serving.vllm import SERVE_PYTHON
 from ai_platform.warehouse import at
 from assets import SHIP_CHAIN
+from benchmarks.support.postgres import PostgresServer
 
 QUANTIZE_PYTHON = ROOT / ".venvs" / "quantize" / "bin" / "python"
 

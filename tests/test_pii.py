@@ -1,7 +1,7 @@
 """PII detection: valid examples found, near-misses not, no false positives on contracts.
 
 Check digits in this file are computed by small reference implementations
-written from the standards (tests/pii_corpus.py), not by the module under test.
+written from the standards (benchmarks/support/pii_corpus.py), not by the module under test.
 """
 
 from __future__ import annotations
@@ -12,7 +12,10 @@ from datetime import date, timedelta
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pii_corpus import (
+
+from ai_platform.demo import corpus
+from ai_platform.detectors.pii import Finding, find_pii, pii_count
+from benchmarks.support.pii_corpus import (
     PROVINCES,
     USCC_CHARS,
     USCC_TYPES,
@@ -24,9 +27,6 @@ from pii_corpus import (
     org_check,
     uscc_check,
 )
-
-from ai_platform.demo import corpus
-from ai_platform.detectors.pii import Finding, find_pii, pii_count
 
 
 def only(text: str) -> list[tuple[str, str]]:

@@ -12,10 +12,19 @@ import unicodedata
 from collections import Counter
 
 import pytest
-from pii_corpus import corpus, iban, iban_countries, iban_with_check, id_check, luhn_digit, org_check, uscc_check
 
 from ai_platform.demo import corpus as demo
 from ai_platform.detectors.pii import Finding, find_pii, fold
+from benchmarks.support.pii_corpus import (
+    corpus,
+    iban,
+    iban_countries,
+    iban_with_check,
+    id_check,
+    luhn_digit,
+    org_check,
+    uscc_check,
+)
 
 
 def wide(text: str) -> str:

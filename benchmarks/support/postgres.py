@@ -1,5 +1,5 @@
 """Debian's PostgreSQL, started with initdb + pg_ctl on a free port of 127.0.0.1 (as the `postgres` user when
-root), for the tests and the warehouse benchmark."""
+root), for the warehouse benchmark and the tests."""
 
 from __future__ import annotations
 
