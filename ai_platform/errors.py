@@ -482,3 +482,19 @@ class UpstreamStatusError(ServingError):
     def __init__(self, status: int, text: str) -> None:
         super().__init__(f"HTTP {status}: {text}")
         self.status = status
+
+
+# -- the command line and the detectors
+
+
+class UsageError(PlatformError):
+    """A command's options ask for what it cannot do: options that exclude each other or are both missing, a
+    path that is not what the option takes, a value the option does not accept."""
+
+
+class InputFileError(UsageError):
+    """A file named on the command line cannot be read, or is not UTF-8 text."""
+
+
+class DetectorModelError(ConfigError):
+    """A detector's configured model (the injection classifier) is not a Hugging Face model folder."""

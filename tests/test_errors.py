@@ -16,26 +16,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "ai_platform"
 TREE = "ai_platform/errors.py"
 
-# Exception classes that may still live outside errors.py: (file, class) -> why.
-OUTSIDE_THE_TREE: dict[tuple[str, str], str] = {
-    # moved by the gateway helper (issue 29): remove these three once its branch is merged
-    ("ai_platform/serving/gateway/keys.py", "Refused"): "moved by the gateway helper",
-    ("ai_platform/serving/gateway/app.py", "_UpstreamError"): "moved by the gateway helper",
-    ("ai_platform/evaluation/client.py", "_HttpError"): "moved by the gateway helper",
-}
-
-# Files that may still `raise PlatformError(...)`, the bare base -> why.
-BARE_RAISES: dict[str, str] = {
-    # given classes by the helper whose scope is cli/ (issue 29): remove once its branch is merged
-    "ai_platform/cli/common.py": "cli/ is another helper's scope",
-    "ai_platform/cli/guard.py": "cli/ is another helper's scope",
-    "ai_platform/cli/image.py": "cli/ is another helper's scope",
-    "ai_platform/cli/warehouse.py": "cli/ is another helper's scope",
-    "ai_platform/cli/weights.py": "cli/ is another helper's scope",
-    # the detectors move out of evaluation/ in issue 29 (the gateway helper): give it a class where it lands
-    "ai_platform/evaluation/injection.py": "moved by the gateway helper",
-}
-
 BUILTIN_EXCEPTIONS = {
     name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
 }
@@ -97,16 +77,12 @@ def bare_raises(sources: dict[str, ast.Module]) -> dict[str, list[int]]:
 
 def test_every_exception_class_is_defined_in_errors_py() -> None:
     outside = {key for key in exception_classes(_sources()) if key[0] != TREE}
-    assert sorted(outside - OUTSIDE_THE_TREE.keys()) == [], "define it in ai_platform/errors.py"
-    assert sorted(OUTSIDE_THE_TREE.keys() - outside) == [], "gone from there: take it off OUTSIDE_THE_TREE"
+    assert sorted(outside) == [], "define it in ai_platform/errors.py"
 
 
 def test_nothing_raises_the_bare_platform_error() -> None:
     found = bare_raises(_sources())
-    assert {f: lines for f, lines in found.items() if f not in BARE_RAISES} == {}, (
-        "raise a subclass named for the failure (errors.py), not PlatformError itself"
-    )
-    assert sorted(BARE_RAISES.keys() - found.keys()) == [], "no bare raise left there: take it off BARE_RAISES"
+    assert found == {}, "raise a subclass named for the failure (errors.py), not PlatformError itself"
 
 
 def test_every_class_of_errors_py_is_a_platform_error() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_platform.cli.common import Areas, command, emit
-from ai_platform.errors import PlatformError
+from ai_platform.errors import InputFileError, UsageError
 
 
 def _mask(text: str) -> str:
@@ -23,7 +23,7 @@ def guard_scan(args: argparse.Namespace) -> None:
     from ai_platform.detectors.pii import find_pii
 
     if (args.text is None) == (args.file is None):
-        raise PlatformError("give exactly one of --text T or FILE ('-' reads stdin)")
+        raise UsageError("give exactly one of --text T or FILE ('-' reads stdin)")
     if args.text is not None:
         text = args.text
     elif args.file == "-":
@@ -32,9 +32,9 @@ def guard_scan(args: argparse.Namespace) -> None:
         try:
             text = Path(args.file).read_text(encoding="utf-8")
         except OSError as exc:
-            raise PlatformError(f"cannot read {args.file}: {exc.strerror or exc}") from exc
+            raise InputFileError(f"cannot read {args.file}: {exc.strerror or exc}") from exc
         except UnicodeDecodeError as exc:
-            raise PlatformError(f"{args.file} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+            raise InputFileError(f"{args.file} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     findings = [{"kind": f.kind, "start": f.start, "end": f.end, "masked": _mask(f.text)} for f in find_pii(text)]
     signals = injection_signals(text)
     result: dict[str, Any] = {

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from ai_platform.cli.common import Areas, command, emit
-from ai_platform.errors import PlatformError
+from ai_platform.errors import UsageError
 
 
 def _layout_and_tag(text: str) -> tuple[Path, str | None]:
@@ -27,7 +27,7 @@ def image_build(args: argparse.Namespace) -> None:
 
     model_dir = Path(args.model_dir)
     if not model_dir.is_dir():
-        raise PlatformError(f"{model_dir}: not a folder")
+        raise UsageError(f"{model_dir}: not a folder")
     name = args.name or model_dir.name.lower()
     layout = OciLayout(args.out)
     mtime = args.mtime if args.mtime is not None else int(os.environ.get("SOURCE_DATE_EPOCH", "0"))

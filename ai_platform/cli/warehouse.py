@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ai_platform.cli.common import WAREHOUSE_HELP, Areas, command, emit, epilog, warehouse_at
-from ai_platform.errors import PlatformError
+from ai_platform.errors import UsageError
 
 
 def warehouse_migrate(args: argparse.Namespace) -> None:
@@ -20,7 +20,7 @@ def warehouse_convert(args: argparse.Namespace) -> None:
 
     warehouse = warehouse_at(args)
     if warehouse.location.startswith("ducklake:"):
-        raise PlatformError("convert copies a DuckDB file; a DuckLake needs no conversion")
+        raise UsageError("convert copies a DuckDB file; a DuckLake needs no conversion")
     counts = convert(Path(warehouse.location), cache_dir())
     emit(args, counts, f"converted {warehouse.location}: " + ", ".join(f"{t} {n}" for t, n in counts.items() if n))
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ai_platform.artifacts import canonical_json, sha256_hex
 from ai_platform.cli.common import Areas, command, emit
-from ai_platform.errors import PlatformError
+from ai_platform.errors import UsageError
 
 
 def weights_verify(args: argparse.Namespace) -> int:
@@ -47,7 +47,7 @@ def weights_verify(args: argparse.Namespace) -> int:
                 path=args.signature, public_key=args.public_key, identity=args.identity, oidc_issuer=args.oidc_issuer
             )
         except ValidationError as exc:
-            raise PlatformError(f"--signature: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+            raise UsageError(f"--signature: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
         problems += signing.verify_signature(folder, statement, signature, Path())
         result["signature"] = args.signature
     if args.write_manifest:

@@ -230,11 +230,11 @@ class InjectionClassifier:
 
     @classmethod
     def from_path(cls, path: str | Path) -> InjectionClassifier:
-        from ai_platform.errors import PlatformError
+        from ai_platform.errors import DetectorModelError
 
         folder = Path(path)
         if not (folder / "config.json").is_file():
-            raise PlatformError(f"{folder}: not a Hugging Face model folder (no config.json)")
+            raise DetectorModelError(f"{folder}: not a Hugging Face model folder (no config.json)")
         from transformers import pipeline  # heavy: only when a model is configured
 
         return cls(pipeline("text-classification", model=str(folder), tokenizer=str(folder), top_k=None))
