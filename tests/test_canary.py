@@ -60,8 +60,10 @@ def gates_check(result: dg.ExecuteInProcessResult) -> dg.AssetCheckEvaluation:
     return check
 
 
-def test_trained_demo_model_passes_every_gate(instance, tmp_path: Path) -> None:
-    result = materialize(instance, *CHAIN)
+def trained_model_passed_every_gate(
+    instance: dg.DagsterInstance, result: dg.ExecuteInProcessResult, home: Path
+) -> None:
+    """The trained demo model's first ship: every gate of the spec passed, and the canary's evidence recorded."""
     check = gates_check(result)
     assert result.success and check.passed, check.metadata["failed"].value
     table = check.metadata["gates"].value
@@ -76,7 +78,7 @@ def test_trained_demo_model_passes_every_gate(instance, tmp_path: Path) -> None:
     assert any("challenger: 32/32 cases answered" in m for m in logs)
     assert not any("vllm:" in m for m in logs), "vLLM's own output goes to its log file, not the run's log"
 
-    warehouse = Warehouse(tmp_path / "home/warehouse.duckdb")
+    warehouse = Warehouse(home / "warehouse.duckdb")
     _, runs = warehouse.query("SELECT role, passed FROM eval_runs")
     assert runs == [("challenger", True)]
     _, cases = warehouse.query("SELECT count(*), bool_and(schema_valid) FROM eval_cases")
@@ -107,13 +109,17 @@ def random_candidate(repo: Path, demo_model_dir: Path) -> None:
     git(repo, "commit", "--quiet", "-m", "a candidate that learned nothing")
 
 
-def test_degenerate_candidate_fails_named_gates_and_the_incumbent_stays_live(
+def test_trained_model_passes_then_a_degenerate_candidate_fails_named_gates_and_the_incumbent_stays_live(
     instance, own_demo_repo: Path, demo_model_dir: Path, tmp_path: Path, webhook: list[str]
 ) -> None:
+    """One ship of the trained demo model (every gate passed, then live), then a candidate that learned nothing
+    (named gates fail against that champion, and it stays live): one test, so the session ships the chain once
+    for both."""
     home = tmp_path / "home"
     try:
         incumbent = materialize(instance, *CHAIN, "deployment")
         assert incumbent.success
+        trained_model_passed_every_gate(instance, incumbent, home)
         live = rollout_state.load(home, MODEL).live
         assert live is not None
 

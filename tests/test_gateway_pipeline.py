@@ -167,3 +167,28 @@ def test_long_texts_are_guarded_off_the_event_loop_the_same_way(
     ((output, metrics),) = rows(tmp_path, "SELECT output, metrics FROM generations")
     assert CARD not in output and output.endswith("card: [PII:credit_card].")
     assert json.loads(metrics)["pii"] == ["credit_card"]
+
+
+@pytest.mark.parametrize(("send", "route", "label", "param"), FAMILIES)
+def test_a_state_whose_policy_is_not_valid_is_a_503_naming_the_field_the_same_way(
+    tmp_path: Path,
+    upstream: FakeUpstream,
+    caplog: pytest.LogCaptureFixture,
+    send: Send,
+    route: str,
+    label: str,
+    param: str,
+) -> None:
+    """A rollout state the gateway cannot read (a budget over the 1,000,000 cap) is found when it is loaded, once:
+    its model's requests get a 503 that names the field, never a dropped connection; the model server is not asked."""
+    caplog.set_level(logging.ERROR, logger="ai_platform.gateway")
+    upstream.default = ANSWER
+    with gateway(tmp_path, upstream, admission={"budget": 10**9}) as gw:
+        first, second = send(gw, "x"), send(gw, "x")
+    for reply in (first, second):
+        assert reply.status_code == 503, reply.text
+        message = reply.json()["error"]["message"]
+        assert "admission" in message and "budget" in message and "roll it out again" in message
+    assert upstream.requests == []
+    logged = [r.getMessage() for r in caplog.records if "not valid" in r.getMessage()]
+    assert len(logged) == 1, "told once, when the state is loaded, not on every request"

@@ -141,7 +141,7 @@ def test_the_gateway_app_keeps_routes_and_the_factory() -> None:
 def test_an_import_of_evaluation_inside_a_serving_function_is_seen(tmp_path: Path) -> None:
     (tmp_path / "ai_platform" / "serving" / "gateway").mkdir(parents=True)
     (tmp_path / "ai_platform" / "serving" / "gateway" / "m.py").write_text(
-        "def f():\n    from ai_platform.detectors.pii import find_pii\n"
+        "def f():\n    from ai_platform.evaluation.pii import find_pii\n"
     )
     assert package_graph(tmp_path)["serving"] == {"evaluation"}
 

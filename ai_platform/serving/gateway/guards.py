@@ -40,11 +40,6 @@ class Action:
         ]
 
 
-def policy(raw: dict[str, Any]) -> Guards:
-    """The guards a rollout state carries (empty: the defaults)."""
-    return Guards.model_validate(raw)
-
-
 def check_input(guards: Guards, injection: float) -> Action | None:
     """The injection guard on an input's score; None when it does not fire."""
     rule = guards.injection

@@ -30,7 +30,6 @@ from typing import Any, Protocol, TypeVar
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from ai_platform.config import Admission, Guards
 from ai_platform.detectors.injection import injection_score
 from ai_platform.errors import GatewayRefusal, PlatformError, RequestBodyError, UpstreamError
 from ai_platform.prompts.compiler import version_of
@@ -38,11 +37,11 @@ from ai_platform.prompts.render import check_reply, request_body
 from ai_platform.serving.gateway import bodies
 from ai_platform.serving.gateway.admission import Windows
 from ai_platform.serving.gateway.generations import GenerationLog
-from ai_platform.serving.gateway.guards import Action, check_input, check_output, policy, stored_input
+from ai_platform.serving.gateway.guards import Action, check_input, check_output, stored_input
 from ai_platform.serving.gateway.keys import KeyRing
 from ai_platform.serving.gateway.metrics import Metrics
 from ai_platform.serving.gateway.responses import error, refused
-from ai_platform.serving.gateway.routing import Live
+from ai_platform.serving.gateway.routing import Live, Rules
 from ai_platform.serving.gateway.scoring import Answer, answer_of, score_reply
 from ai_platform.serving.state import Color, ModelState
 from ai_platform.serving.upstream import Upstream
@@ -61,7 +60,7 @@ class Call:
     request: Request
     state: ModelState
     color: Color  # the upstream the request started on: a switch meanwhile does not move it
-    guards: Guards
+    rules: Rules  # the model's admission and guards, validated when its state was loaded
     body: dict[str, Any]  # what goes to the model server
     path: str  # where on it
     user_text: str  # what the input guard and the trust model read
@@ -144,7 +143,7 @@ class Pipeline:
     async def guard_input(self, call: Call, family: Family) -> None:
         """The injection guard on the input; a refusal (block) is raised before admission: it costs no budget."""
         call.injection = await _cpu(injection_score, call.user_text, size=len(call.user_text))
-        action = check_input(call.guards, call.injection)
+        action = check_input(call.rules.guards, call.injection)
         if action is None:
             return
         await self.audit(call, family, action)
@@ -156,7 +155,7 @@ class Pipeline:
         """Weighted admission for the call's model and key: its max_tokens set (maybe lowered), or a 429 with
         Retry-After raised."""
         state, body, key = call.state, call.body, call.request.state.key.name
-        rules = Admission.model_validate(state.admission)
+        rules = call.rules.admission
         # vLLM takes max_completion_tokens over max_tokens: weigh the one it will use, and admit both at the same
         asked = body.get("max_completion_tokens") or body.get("max_tokens") or rules.max_tokens
         decision = self.windows.admit(state.model, key, rules, call.input_bytes, asked)
@@ -216,25 +215,26 @@ class Pipeline:
     ) -> Outcome:
         """Guard the output and journal the generation: the row is on disk before the reply goes out."""
         with self.metrics.timed("guard_output"):
-            shown, pii = check_output(call.guards, scored["content"], scored["found"])
+            shown, pii = check_output(call.rules.guards, scored["content"], scored["found"])
             if pii:
                 await self.audit(call, family, pii)
         self.metrics.reply(call.state.model, call.label, scored)
         with self.metrics.timed("journal"):
             generation_id = call.request.state.generation_id = f"gen-{uuid.uuid4().hex}"
             latency = time.perf_counter() - call.started
-            await asyncio.to_thread(self._journal, call, generation_id, shown, scored, latency)
+            row = await _cpu(self._row, call, generation_id, shown, scored, latency, size=len(call.user_text))
+            await self.log.add_async(call.state.warehouse, row)  # returns once the fsync that covers it is done
         return Outcome(scored, shown, pii, generation_id, latency, retrieved or [])
 
-    def _journal(self, call: Call, generation_id: str, shown: str, scored: dict[str, Any], latency: float) -> None:
-        row = generation_row(
+    def _row(self, call: Call, generation_id: str, shown: str, scored: dict[str, Any], latency: float) -> list[Any]:
+        return generation_row(
             generation_id=generation_id,
             model=call.state.model,
             prompt_name=call.label,
             prompt_version=call.version,
             image_digest=call.color.image,
             source="gateway",
-            input=stored_input(call.guards, call.variables),
+            input=stored_input(call.rules.guards, call.variables),
             output=shown,
             metrics=json.dumps(scored["metrics"], ensure_ascii=False),
             finish_reason=scored["finish_reason"],
@@ -243,7 +243,6 @@ class Pipeline:
             needs_review=scored["needs_review"],
             created_at=call.received,
         )
-        self.log.add(call.state.warehouse, row)
 
     async def audit(self, call: Call, family: Family, action: Action) -> None:
         """One guard_actions row (naming the caller's key) and one count on /metrics for an action a guard took."""
@@ -252,7 +251,7 @@ class Pipeline:
         LOG.info("guard %s %s on %s: %s", action.guard, action.action, model, action.reason)
         key = call.request.state.key.name
         row = action.row(at=call.received, key=key, model=model, prompt=call.prompt, route=family.route)
-        await asyncio.to_thread(self.log.add, call.state.warehouse, row, "guard_actions")
+        await self.log.add_async(call.state.warehouse, row, "guard_actions")
 
     async def stream(self, call: Call, family: Family) -> Response:
         """The upstream step, streamed: each line relayed as it comes and its text collected; at `[DONE]` the
@@ -329,7 +328,7 @@ class PromptRun:
             request,
             state,
             state.live,
-            policy(state.guards),
+            live.rules_for(state),
             body,
             "/v1/chat/completions",
             "\n".join(m["content"] for m in body["messages"] if m["role"] == "user"),
@@ -394,7 +393,7 @@ class OpenAI:
             request,
             state,
             state.live,
-            policy(state.guards),
+            live.rules_for(state),
             payload,
             request.url.path,
             user_text,

@@ -10,9 +10,14 @@ vLLM restart.
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from ai_platform.config import Admission, Guards
 from ai_platform.errors import GatewayRefusal
 from ai_platform.oci.layout import OciLayout
 from ai_platform.oci.store import RegistryStore
@@ -22,6 +27,28 @@ from ai_platform.serving.gateway.scoring import TrustChampions
 from ai_platform.serving.state import ModelState, load_all, load_from
 from ai_platform.trust.model import TrustModel
 from ai_platform.trust.rag import KeywordRetriever
+
+LOG = logging.getLogger("ai_platform.gateway")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """A model's admission and guard policy, validated once when its rollout state is loaded."""
+
+    admission: Admission
+    guards: Guards
+
+
+def rules_of(state: ModelState) -> Rules | str:
+    """The state's rules, or why they are not valid (a state written by a newer or a hand-edited rollout)."""
+    try:
+        admission = Admission.model_validate(state.admission)
+        guards = Guards.model_validate(state.guards)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        block = "admission" if exc.title == Admission.__name__ else "guards"
+        return f"{block}.{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    return Rules(admission, guards)
 
 
 class Live:
@@ -36,6 +63,7 @@ class Live:
         self.trust: dict[str, TrustModel | None] = {}  # model -> champion trust model
         self.champions = TrustChampions()
         self.retrievers: dict[str, KeywordRetriever] = {}
+        self.rules: dict[str, Rules | str] = {}  # model -> its rules, or why its state's rules are not valid
 
     def reload(self) -> dict[str, str]:
         """Read the rollout states again; the live upstream of each model."""
@@ -52,9 +80,28 @@ class Live:
             self.trust[state.model] = self.champions.champion(state.warehouse, state.model)
             if state.retrieval_corpus and state.retrieval_corpus not in self.retrievers:
                 self.retrievers[state.retrieval_corpus] = KeywordRetriever(Path(state.retrieval_corpus))
+        rules = {model: rules_of(state) for model, state in states.items()}
+        for model, found in rules.items():
+            if isinstance(found, str) and self.rules.get(model) != found:
+                LOG.error(
+                    "%s: its rollout state's admission or guards are not valid (%s); refusing its requests",
+                    model,
+                    found,
+                )
+        self.rules = rules
         self.states = states
         self.metrics.track(states)
         return after
+
+    def rules_for(self, state: ModelState) -> Rules:
+        """The model's validated rules; a 503 naming the broken field when its rollout state's are not valid."""
+        found = self.rules.get(state.model) or rules_of(state)
+        if isinstance(found, str):
+            raise GatewayRefusal(
+                503,
+                f"{state.model} cannot be served: its rollout state's policy is not valid ({found}); roll it out again",
+            )
+        return found
 
     def prompt(self, name: str, model: str | None) -> tuple[ModelState, dict[str, Any]]:
         """The live model serving prompt `name` (of model `model`, where named) and the prompt's document."""
