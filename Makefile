@@ -73,10 +73,10 @@ test: envs lint typecheck system-deps
 	exit $$status
 
 # The fast lane while working (under 3 minutes on 2 cores): lint, the type check, and every
-# test that needs no vLLM, no registry and no training and runs no benchmark, two at a time
+# test that needs no vLLM, no registry and no training and runs no benchmark or fuzzer, two at a time
 # (`make test` runs them all).
 check: lint typecheck
-	.venv/bin/pytest -q -n 2 -m "not vllm and not slow and not registry and not benchmark"
+	.venv/bin/pytest -q -n 2 -m "not vllm and not slow and not registry and not benchmark and not fuzz"
 
 lint: .venv/.installed
 	.venv/bin/ruff check .

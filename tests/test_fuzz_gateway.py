@@ -22,6 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
+pytestmark = pytest.mark.fuzz
+
 ROUTES = ["/v1/prompts/review:run", "/v1/chat/completions", "/v1/completions", "/v1/feedback"]
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

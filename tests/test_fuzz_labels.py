@@ -27,6 +27,8 @@ from ai_platform.errors import PlatformError
 from ai_platform.feedback.ingest import FileReport, ingest
 from ai_platform.warehouse import Warehouse
 
+pytestmark = pytest.mark.fuzz
+
 TABLES = ("feedback_labels", "feedback_quarantine", "feedback_pending", "feedback_files")
 KNOWN = [f"gen-{i}" for i in range(5)]
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -45,6 +45,8 @@ from ai_platform.oci.documents import MAX_DOCUMENT
 from ai_platform.oci.layout import INDEX, MANIFEST, REF_NAME, OciLayout
 from ai_platform.oci.registry import DOCKER_LIST, DOCKER_MANIFEST, Reference, RegistryClient, pull
 
+pytestmark = pytest.mark.fuzz
+
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 LAYER = "application/vnd.oci.image.layer.v1.tar"
 CONFIG_TYPE = "application/vnd.oci.image.config.v1+json"

@@ -21,6 +21,8 @@ from ai_platform.errors import PromptError
 from ai_platform.prompts.compiler import CompiledPrompt, compile_bytes
 from ai_platform.prompts.jsonvalue import MAX_DEPTH
 
+pytestmark = pytest.mark.fuzz
+
 REFERENCE = (Path(__file__).parent / "golden" / "prompts" / "contract_review.prompt").read_bytes()
 PATH = "fuzz/case.prompt"
 POSITION = re.compile(rf"^{re.escape(PATH)}:(\d+):(\d+): \S")
