@@ -10,13 +10,14 @@ from pathlib import Path
 from ai_platform.artifacts import FolderStore
 from ai_platform.errors import UnknownModelError
 from ai_platform.platform_repo import model_names
+from ai_platform.records import Pin
 from ai_platform.serving.state import state_dir
 
 
 def known_models(home: Path, repo: Path | None = None, ref: str = "HEAD") -> list[str]:
     """Models with a rollout state or a pinned spec in `home`, and (given `repo`) the specs at `ref`."""
     names = {path.stem for path in state_dir(home).glob("*.json")}
-    names |= set(FolderStore(home).refs("pins"))
+    names |= set(FolderStore(home).refs(Pin.stage))  # the names only: a pin of an older schema still counts
     if repo is not None and repo.exists():  # a remote's mirror not fetched yet: the home's own models count
         names |= set(model_names(repo, ref))
     return sorted(names)

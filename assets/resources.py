@@ -17,7 +17,7 @@ from pydantic import PrivateAttr
 from ai_platform.changes import COMMIT_TAG, local_repo, sync
 from ai_platform.config import Platform
 from ai_platform.errors import MissingArtifactError
-from ai_platform.records import Records
+from ai_platform.records import Pin, Records
 from ai_platform.site import HOME_ENV, REPO_ENV, Location, Site, site, site_of
 from ai_platform.specs import SpecSnapshot, pinned_spec, snapshot_model_spec
 from ai_platform.warehouse import Warehouse
@@ -55,7 +55,7 @@ class PlatformRepoResource(dg.ConfigurableResource):
             try:
                 return pinned_spec(home, model)
             except MissingArtifactError:  # a fresh pod: model_spec ran elsewhere and left its pin in the store
-                commit = self.site().store.ref("pins", model)["commit"]
+                commit = Records(self.site().store).read(Pin, model).commit
                 return snapshot_model_spec(local_repo(self.path, home), home, model, ref=commit)
         with _locked(home / "locks" / f"pin-{model}"):  # parallel first stages must not export twice
             try:
