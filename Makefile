@@ -73,10 +73,14 @@ test: envs lint typecheck system-deps
 	exit $$status
 
 # The fast lane while working (under 3 minutes on 2 cores): lint, the type check, and every
-# test that needs no vLLM, no registry and no training and runs no benchmark or fuzzer, two at a time
-# (`make test` runs them all).
-check: lint typecheck
-	.venv/bin/pytest -q -n 2 -m "not vllm and not slow and not registry and not benchmark and not fuzz"
+# test that needs no vLLM, no registry and no training and runs no benchmark, fuzzer or stress run, two at
+# a time (`make test` runs them all).
+# The type check runs beside the tests: they wait on servers and subprocesses often enough to leave it a core.
+check: lint
+	status=0; .venv/bin/mypy & typecheck=$$!; \
+	.venv/bin/pytest -q -n 2 -m "not vllm and not slow and not registry and not benchmark and not fuzz and not stress" || status=$$?; \
+	wait $$typecheck || status=$$?; \
+	exit $$status
 
 lint: .venv/.installed
 	.venv/bin/ruff check .

@@ -433,6 +433,7 @@ READER = textwrap.dedent(
 )
 
 
+@pytest.mark.stress
 def test_readers_in_other_processes_during_ingests(tmp_path: Path) -> None:
     """An analyst holds the warehouse read-only while an ingest starts; another polls throughout.
     The ingest waits for the holder, and no reader ever sees part of a file."""
@@ -638,6 +639,7 @@ def random_csv(rng: random.Random) -> bytes:
     return "".join(out).encode("utf-8")
 
 
+@pytest.mark.fuzz
 def test_both_csv_readers_agree_on_random_files(tmp_path: Path) -> None:
     """DuckDB's reader, where it takes a file, stages exactly what Python's csv module does."""
     taken = 0

@@ -125,6 +125,7 @@ READER = textwrap.dedent(
 )
 
 
+@pytest.mark.stress
 def test_reader_in_another_process_never_sees_partial_writes(tmp_path: Path) -> None:
     """An analyst process polls while 30 transactions of 50 rows each are written."""
     path = tmp_path / "w.duckdb"

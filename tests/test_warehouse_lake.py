@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 from test_feedback_ingest import assemble, check_conserved, hostile
 
 from ai_platform.feedback.ingest import ingest_file
@@ -100,6 +101,7 @@ def analyse(catalog: str, hold_s: float, writers_done: Any, seen: multiprocessin
     seen.put((committed, first, again))
 
 
+@pytest.mark.stress
 def test_writers_never_wait_on_an_analyst_and_nothing_is_lost(lake: Lake, tmp_path: Path) -> None:
     lake.migrate()
     with lake.write() as con:  # the generations the hostile label file refers to
