@@ -65,7 +65,8 @@ class Upstream:
         """The pool, opened on the event loop that serves (a session belongs to the loop it was made on)."""
         loop = asyncio.get_running_loop()
         if self._session is None or self._loop is not loop or self._session.closed:
-            timeout = aiohttp.ClientTimeout(total=300.0, connect=5.0)
+            # 300 s of silence, not of the whole answer: a long generation streams for longer than that.
+            timeout = aiohttp.ClientTimeout(total=None, connect=5.0, sock_read=300.0)
             self._session = aiohttp.ClientSession(timeout=timeout, headers=upstream_headers())
             self._loop = loop
         return self._session
