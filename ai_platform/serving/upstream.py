@@ -56,7 +56,8 @@ class Upstream:
     1.2-1.3 ms, measured as a bare forwarding hop in front of vLLM CPU), CPU the model server on the same cores
     does not get (benchmarks/gateway_overhead.py)."""
 
-    def __init__(self) -> None:
+    def __init__(self, read_timeout_s: float = 300.0) -> None:
+        self.read_timeout_s = read_timeout_s  # the longest silence of a model server; an answer may take longer
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -65,8 +66,8 @@ class Upstream:
         """The pool, opened on the event loop that serves (a session belongs to the loop it was made on)."""
         loop = asyncio.get_running_loop()
         if self._session is None or self._loop is not loop or self._session.closed:
-            # 300 s of silence, not of the whole answer: a long generation streams for longer than that.
-            timeout = aiohttp.ClientTimeout(total=None, connect=5.0, sock_read=300.0)
+            # A limit on silence, not on the whole answer: a long generation streams for longer than that.
+            timeout = aiohttp.ClientTimeout(total=None, connect=5.0, sock_read=self.read_timeout_s)
             self._session = aiohttp.ClientSession(timeout=timeout, headers=upstream_headers())
             self._loop = loop
         return self._session
