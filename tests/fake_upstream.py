@@ -2,7 +2,7 @@
 
 It speaks the part of vLLM's API the gateway uses: POST /v1/chat/completions answers
 one choice with the queued content (or an error status and vLLM's error body), GET
-/health answers 200. Every request body is kept, so a test can tell whether one
+/health answers 200 (503 while `healthy` is False). Every request body is kept, so a test can tell whether one
 reached the model at all.
 """
 
@@ -23,6 +23,7 @@ class FakeUpstream:
     requests: list[dict[str, Any]] = field(default_factory=list)
     default: str = ""  # the content once `replies` runs out
     url: str = ""
+    healthy: bool = True  # False: GET /health answers 503, as vLLM's does when its engine is dead
 
     def reply(self, content: str, status: int = 200) -> None:
         self.replies.append((status, content))
@@ -43,7 +44,10 @@ def serving(upstream: FakeUpstream) -> Iterator[FakeUpstream]:
             self.wfile.write(data)
 
         def do_GET(self) -> None:
-            self._send(200, {}) if self.path == "/health" else self._send(404, {"error": {"message": "no route"}})
+            if self.path == "/health":
+                self._send(200 if upstream.healthy else 503, {})
+            else:
+                self._send(404, {"error": {"message": "no route"}})
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")

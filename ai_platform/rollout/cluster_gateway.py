@@ -35,7 +35,6 @@ def manifests(platform: Platform, image: str | None = None) -> list[dict[str, An
     settings, namespace = k8s.gateway, k8s.namespace
     labels = {**GATEWAY, "app.kubernetes.io/part-of": "ai-platform"}
     meta = {"name": NAME, "namespace": namespace, "labels": labels}
-    probe = {"httpGet": {"path": "/healthz", "port": "http"}}
     secrets = ["ai-platform-registry", "ai-platform-lake", k8s.vllm_api_key_secret]
     container = {
         "name": "gateway",
@@ -48,8 +47,15 @@ def manifests(platform: Platform, image: str | None = None) -> list[dict[str, An
         "ports": [{"name": "http", "containerPort": PORT}],
         "envFrom": [{"secretRef": {"name": name}} for name in secrets],
         "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},
-        "readinessProbe": {**probe, "periodSeconds": 5},
-        "livenessProbe": {**probe, "periodSeconds": 15, "failureThreshold": 4},
+        # Liveness is the process, readiness the gateway's own state; a model's health is neither (it is in
+        # /healthz's body and on /metrics), so one slow model never takes the replicas out or restarts them.
+        "readinessProbe": {"httpGet": {"path": "/readyz", "port": "http"}, "periodSeconds": 5, "timeoutSeconds": 2},
+        "livenessProbe": {
+            "httpGet": {"path": "/livez", "port": "http"},
+            "periodSeconds": 15,
+            "timeoutSeconds": 5,
+            "failureThreshold": 4,
+        },
         "volumeMounts": [
             {"name": "home", "mountPath": HOME},  # the journal and the bundle cache: this pod's own
             {"name": "keys", "mountPath": f"{HOME}/gateway/keys.json", "subPath": "keys.json", "readOnly": True},

@@ -3,7 +3,7 @@
 On the embedded backend, one small JSON file per model under `<home>/rollout/`,
 replaced atomically; it is what the gateway routes by (it re-reads it on
 `POST /admin/reload` and every second), so a switch is one rename. A cluster's
-rollouts keep the same record in the artifact store (`load_from`), which the
+rollouts keep the same record in the artifact store (`read_from`), which the
 cluster's gateway replicas follow and any machine can read.
 """
 
@@ -13,9 +13,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ai_platform.artifacts import ArtifactStore, atomic_write
 from ai_platform.config import ModelSpec, Platform
-from ai_platform.records import LiveRelease, Records
+from ai_platform.records import LiveRelease
 from ai_platform.records import ModelState as ModelState  # the record, under the name the gateway imports
 
 COLORS = ("blue", "green")
@@ -54,11 +56,19 @@ def load(home: Path, model: str, warehouse: str = "") -> ModelState:
     return ModelState.from_json(json.loads(path.read_text(encoding="utf-8")))
 
 
-def load_all(home: Path) -> dict[str, ModelState]:
-    folder = state_dir(home)
-    return {
-        p.stem: ModelState.from_json(json.loads(p.read_text(encoding="utf-8"))) for p in sorted(folder.glob("*.json"))
-    }
+def read_all(home: Path) -> tuple[dict[str, ModelState], dict[str, str]]:
+    """Every model's rollout state under `home`, and, for each model whose state cannot be read (not JSON, or
+    not a state this platform knows), why: one broken file does not hide the others."""
+    found: dict[str, ModelState] = {}
+    broken: dict[str, str] = {}
+    for path in sorted(state_dir(home).glob("*.json")):
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            broken[path.stem] = f"{path.name}: {type(exc).__name__}: {exc}"
+            continue
+        _read(path.stem, raw, found, broken)
+    return found, broken
 
 
 def settings(platform: Platform, spec: ModelSpec, *, local: bool = True) -> dict[str, Any]:
@@ -82,9 +92,22 @@ def settings(platform: Platform, spec: ModelSpec, *, local: bool = True) -> dict
 GATEWAY_STATE = ModelState.stage  # the artifact-store stage under which a cluster's rollouts keep ModelStates
 
 
-def load_from(store: ArtifactStore) -> dict[str, ModelState]:
-    """The rollout states a cluster's rollouts keep in the artifact store (every gateway replica reads them)."""
-    return Records(store).all(ModelState)
+def read_from(store: ArtifactStore) -> tuple[dict[str, ModelState], dict[str, str]]:
+    """The rollout states a cluster's rollouts keep in the artifact store (every gateway replica reads them), and
+    why any model's cannot be read (`read_all`)."""
+    found: dict[str, ModelState] = {}
+    broken: dict[str, str] = {}
+    for model, raw in store.refs(GATEWAY_STATE).items():
+        _read(model, raw, found, broken)
+    return found, broken
+
+
+def _read(model: str, raw: Any, found: dict[str, ModelState], broken: dict[str, str]) -> None:
+    try:
+        found[model] = ModelState.from_json(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        broken[model] = f"{'.'.join(str(p) for p in first['loc']) or 'state'}: {first['msg']}"
 
 
 def save(home: Path, state: ModelState) -> None:

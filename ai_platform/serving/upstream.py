@@ -102,9 +102,11 @@ class Upstream:
             raise failed(color, reply.status, raw)
         return Stream(reply)
 
-    async def healthy(self, color: Color) -> bool:
+    async def healthy(self, color: Color, timeout_s: float = 2.0) -> bool:
+        """Whether the model server answers its health check within `timeout_s`."""
+        timeout = aiohttp.ClientTimeout(total=timeout_s)
         try:
-            async with self.session.get(f"{color.base_url}/health", timeout=aiohttp.ClientTimeout(total=2)) as reply:
+            async with self.session.get(f"{color.base_url}/health", timeout=timeout) as reply:
                 return reply.status == 200
         except (aiohttp.ClientError, TimeoutError):
             return False

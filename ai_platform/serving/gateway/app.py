@@ -3,7 +3,8 @@
     POST /v1/prompts/{name}:run   variables in; validated JSON out, with a generation_id and a trust score
     POST /v1/feedback             a reviewer's label, into the inbox the feedback sensor watches
     /v1/chat/completions, /v1/completions, /v1/models    OpenAI-compatible passthrough
-    GET  /healthz                 the gateway and each live upstream
+    GET  /livez, /readyz          liveness (the process answers) and readiness (the gateway's own state)
+    GET  /healthz                 readiness, and each live model server's health (health.py)
     GET  /metrics                 Prometheus text format
     (every request: one JSON line in the access log, its count and latency on /metrics)
     POST /admin/reload            re-read the rollout state now (admin key)
@@ -38,6 +39,7 @@ from ai_platform.serving.gateway import bodies
 from ai_platform.serving.gateway.access import ACCESS, AccessLog
 from ai_platform.serving.gateway.admission import Windows
 from ai_platform.serving.gateway.generations import GenerationLog
+from ai_platform.serving.gateway.health import Health
 from ai_platform.serving.gateway.journal import Journal
 from ai_platform.serving.gateway.keys import KeyRing, new_key
 from ai_platform.serving.gateway.labels import accept_label, append_label
@@ -67,10 +69,11 @@ class Gateway:
         self.live = Live(self.home, self.metrics, states_from)
         self.log = GenerationLog(self.metrics, Journal(self.home / "gateway" / "journal"))
         self.upstream = Upstream()
+        self.health = Health(self.upstream, self.metrics)
         # Gateway-wide settings (platform.yaml's `gateway`), given to `ai-platform serve`; else what states name
         self.keys_file, self.window_storage = keys_file, window_storage
         keys = KeyRing(keys_file or default_keys_file(self.home), local_admin)
-        self.pipeline = Pipeline(self.live, self.metrics, self.log, self.upstream, keys, Windows())
+        self.pipeline = Pipeline(self.live, self.metrics, self.log, self.upstream, keys, Windows(), self.health)
         self.prompt_run, self.openai = PromptRun(), OpenAI()
         self.reload()
 
@@ -138,14 +141,36 @@ class Gateway:
         ]
         return JSONResponse({"object": "list", "data": data})
 
+    def not_ready(self) -> str | None:
+        """Why the gateway cannot take requests now (None: it can): its own state, never a model's health."""
+        if self.log.full:
+            return "the generation log's journal is full: the warehouse has not taken its backlog"
+        return None
+
+    async def livez(self, request: Request) -> Response:
+        """Liveness: the process answers. Nothing else, so a model's outage never restarts the gateway."""
+        return JSONResponse({"status": "alive"})
+
+    async def readyz(self, request: Request) -> Response:
+        """Readiness: the gateway's own state (its journal can take rows), not its models' health."""
+        problem = self.not_ready()
+        body = {"status": "ready"} if problem is None else {"status": "not ready", "reason": problem}
+        return JSONResponse(body, status_code=200 if problem is None else 503)
+
     async def healthz(self, request: Request) -> Response:
-        upstreams = {}
-        for model, state in self.states.items():
-            if state.live:
-                ok = await self.upstream.healthy(state.live)
-                upstreams[model] = {"color": state.live.color, "image": state.live.image, "healthy": ok}
-        healthy = all(u["healthy"] for u in upstreams.values())
-        return JSONResponse({"status": "ok" if healthy else "degraded", "models": upstreams}, 200 if healthy else 503)
+        """The gateway's readiness (its status code) and each live model server's health (the body), as the
+        background checks last found it; a server not checked yet is checked now."""
+        serving = self.live.serving()
+        if any(color.base_url not in self.health.servers for _, color in serving):
+            await self.health.check(serving)
+        models = {
+            model: {"color": color.color, "image": color.image, **self.health.status(model, color).to_json()}
+            for model, color in serving
+        }
+        problem = self.not_ready()
+        status = "not ready" if problem else "ok" if all(m["healthy"] for m in models.values()) else "degraded"
+        body = {"status": status, "models": models, **({"reason": problem} if problem else {})}
+        return JSONResponse(body, status_code=503 if problem else 200)
 
     async def metrics_text(self, request: Request) -> Response:
         return Response(self.metrics.render(), media_type=CONTENT_TYPE)
@@ -189,9 +214,10 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        task = asyncio.create_task(gateway.watch())
+        tasks = [asyncio.create_task(gateway.watch()), asyncio.create_task(gateway.health.watch(gateway.live.serving))]
         yield
-        task.cancel()
+        for task in tasks:
+            task.cancel()
         gateway.log.flush()
         if gateway.log.journal:
             gateway.log.journal.close()  # what is still unwritten stays journaled for the next start
@@ -205,6 +231,8 @@ def create_app(
             Route("/v1/models", gateway.requires("invoke", gateway.models), methods=["GET"]),
             Route("/v1/feedback", gateway.requires("label", gateway.feedback), methods=["POST"]),
             Route("/healthz", gateway.healthz),
+            Route("/livez", gateway.livez),
+            Route("/readyz", gateway.readyz),
             Route("/metrics", gateway.metrics_text),
             Route("/admin/reload", gateway.requires("admin", gateway.admin_reload), methods=["POST"]),
             Route("/admin/status", gateway.requires("admin", gateway.admin_status)),

@@ -1,7 +1,8 @@
 """The gateway's Prometheus metrics (prometheus_client), the golden metrics of every reply among them.
 
 Traffic: requests by route, model and status, their latency and time to first token, requests in flight
-per model and color, the live color, switches. Quality of what users get, per
+per model and color, the live color, switches, each live model server's health
+(`ai_platform_gateway_upstream_up`) and refused rollout states. Quality of what users get, per
 model and prompt: replies and schema-valid replies (a rate in PromQL), the
 repetition ratio (seq-rep-4), PII entities found in replies, the injection score
 of inputs, the trust score, replies marked for review. The generation log:
@@ -66,6 +67,24 @@ class Metrics:
         )
         self.switch_count = PromCounter(
             "ai_platform_gateway_switches", "Upstream switches (rollouts) seen.", registry=r
+        )
+        self.upstream_up = Gauge(
+            "ai_platform_gateway_upstream_up",
+            "1 while a model's live model server answers its health check, 0 while it does not.",
+            ["model", "color"],
+            registry=r,
+        )
+        self.upstream_down = PromCounter(
+            "ai_platform_gateway_upstream_down",
+            "Times a model's live model server was found down (by its health check).",
+            ["model", "color"],
+            registry=r,
+        )
+        self.states_refused = PromCounter(
+            "ai_platform_gateway_states_refused",
+            "Rollout states the gateway refused to load (it kept serving the model's last good one, if any).",
+            ["model"],
+            registry=r,
         )
         self.replies = PromCounter("ai_platform_replies", "Replies to prompt runs.", ["model", "prompt"], registry=r)
         self.valid = PromCounter(

@@ -2,6 +2,8 @@
 
     authorize -> parse -> guard input -> admit -> upstream -> score (and re-ask) -> guard output -> journal
 
+(parse also refuses, with a 503 and Retry-After, a request for a model whose server is down: health.py).
+
 Each step is one method here and is timed into
 `ai_platform_gateway_step_duration_seconds{step}` on /metrics. A route family
 (`PromptRun`: `POST /v1/prompts/{name}:run`; `OpenAI`: `/v1/chat/completions` and
@@ -38,6 +40,7 @@ from ai_platform.serving.gateway import bodies
 from ai_platform.serving.gateway.admission import Windows
 from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.guards import Action, check_input, check_output, stored_input
+from ai_platform.serving.gateway.health import Health
 from ai_platform.serving.gateway.keys import KeyRing
 from ai_platform.serving.gateway.metrics import Metrics
 from ai_platform.serving.gateway.responses import error, refused
@@ -104,10 +107,17 @@ class Family(Protocol):
 
 class Pipeline:
     def __init__(
-        self, live: Live, metrics: Metrics, log: GenerationLog, upstream: Upstream, keys: KeyRing, windows: Windows
+        self,
+        live: Live,
+        metrics: Metrics,
+        log: GenerationLog,
+        upstream: Upstream,
+        keys: KeyRing,
+        windows: Windows,
+        health: Health,
     ) -> None:
         self.live, self.metrics, self.log, self.upstream = live, metrics, log, upstream
-        self.keys, self.windows = keys, windows
+        self.keys, self.windows, self.health = keys, windows, health
 
     def authorize(self, request: Request, scope: str) -> None:
         """The bearer key of `request`, if it has `scope`, as `request.state.key`; else KeyRefused."""
@@ -123,6 +133,7 @@ class Pipeline:
                         503, "the gateway cannot log more replies until the warehouse takes its backlog; retry later"
                     )
                 call = family.parse(self.live, request, await request.body(), received, started)
+                self.health.require(call.state.model, call.color)  # a model whose server is down: 503 at once
             with self.metrics.timed("guard_input"):
                 await self.guard_input(call, family)
             with self.metrics.timed("admit"):

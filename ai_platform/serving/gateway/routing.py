@@ -24,7 +24,7 @@ from ai_platform.oci.store import RegistryStore
 from ai_platform.prompts import bundle
 from ai_platform.serving.gateway.metrics import Metrics
 from ai_platform.serving.gateway.scoring import TrustChampions
-from ai_platform.serving.state import ModelState, load_all, load_from
+from ai_platform.serving.state import Color, ModelState, read_all, read_from
 from ai_platform.trust.model import TrustModel
 from ai_platform.trust.rag import KeywordRetriever
 
@@ -64,10 +64,35 @@ class Live:
         self.champions = TrustChampions()
         self.retrievers: dict[str, KeywordRetriever] = {}
         self.rules: dict[str, Rules | str] = {}  # model -> its rules, or why its state's rules are not valid
+        self.refused: dict[str, str] = {}  # model -> why its latest rollout state was refused
 
     def reload(self) -> dict[str, str]:
-        """Read the rollout states again; the live upstream of each model."""
-        states = load_from(self.states_from) if self.states_from else load_all(self.home)
+        """Read the rollout states again; the live upstream of each model. A model's state that cannot be read, or
+        whose admission or guards are not valid, is refused: the model keeps its last good state where it has one
+        (else its requests get a 503 naming the field), the refusal is logged once and counted."""
+        states, broken = read_from(self.states_from) if self.states_from else read_all(self.home)
+        rules: dict[str, Rules | str] = {}
+        for model, state in list(states.items()):
+            found = rules_of(state)
+            if isinstance(found, str):
+                broken[model] = found
+            else:
+                rules[model] = found
+        for model, problem in broken.items():
+            kept = self.states.get(model) if isinstance(self.rules.get(model), Rules) else None
+            if self.refused.get(model) != problem:
+                self.metrics.states_refused.labels(model).inc()
+                LOG.error(
+                    "%s: its rollout state is not valid (%s); %s",
+                    model,
+                    problem,
+                    "serving its last good one" if kept else "refusing its requests",
+                )
+            if kept is not None:
+                states[model], rules[model] = kept, self.rules[model]
+            elif model in states:
+                rules[model] = problem
+        self.refused = broken
         before = {m: s.live.base_url for m, s in self.states.items() if s.live}
         after = {m: s.live.base_url for m, s in states.items() if s.live}
         for state in states.values():
@@ -80,18 +105,14 @@ class Live:
             self.trust[state.model] = self.champions.champion(state.warehouse, state.model)
             if state.retrieval_corpus and state.retrieval_corpus not in self.retrievers:
                 self.retrievers[state.retrieval_corpus] = KeywordRetriever(Path(state.retrieval_corpus))
-        rules = {model: rules_of(state) for model, state in states.items()}
-        for model, found in rules.items():
-            if isinstance(found, str) and self.rules.get(model) != found:
-                LOG.error(
-                    "%s: its rollout state's admission or guards are not valid (%s); refusing its requests",
-                    model,
-                    found,
-                )
         self.rules = rules
         self.states = states
         self.metrics.track(states)
         return after
+
+    def serving(self) -> list[tuple[str, Color]]:
+        """Each model with a live colour, and that colour."""
+        return [(m, s.live) for m, s in self.states.items() if s.live]
 
     def rules_for(self, state: ModelState) -> Rules:
         """The model's validated rules; a 503 naming the broken field when its rollout state's are not valid."""
@@ -120,6 +141,11 @@ class Live:
         """The live model an OpenAI request names (`model`; None: the one live model)."""
         serving = sorted(m for m, s in self.states.items() if s.live)
         live = [s for s in self.states.values() if s.live and model in (None, s.model)]
+        if not live and model in self.refused:
+            raise GatewayRefusal(
+                503,
+                f"{model} cannot be served: its rollout state is not valid ({self.refused[model]}); roll it out again",
+            )
         if not live:
             raise GatewayRefusal(
                 404,
