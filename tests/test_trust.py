@@ -19,7 +19,7 @@ from ai_platform.errors import TooFewLabelsError, TrustModelError, TrustModelFil
 from ai_platform.trust.features import FEATURES, features
 from ai_platform.trust.model import TrustModel
 from ai_platform.trust.promote import promote
-from ai_platform.trust.train import Example, ece, evaluate, fit, split, train
+from ai_platform.trust.train import Example, checks, ece, ece_by_chance, evaluate, fit, split, train
 from ai_platform.warehouse import Warehouse
 
 BOUNDS = Trust()
@@ -266,3 +266,24 @@ def test_a_champion_trained_before_models_had_their_own_still_scores_every_model
 
     legacy = champion(warehouse, "any-model")
     assert legacy is not None and legacy.version == trained.model.version
+
+
+def test_the_ece_gate_counts_what_labels_show_not_what_chance_gives() -> None:
+    """A perfectly calibrated model's holdout ECE on 120 labels is about 0.09 by chance alone (the binned ECE is
+    biased upward on few labels), so a bare 0.1 bound failed good models at random (seen: `make demo`, 0.109).
+    The gate bounds the ECE over what a calibrated model shows on the same probabilities by chance."""
+    assert ece_by_chance([0.5] * 4, draws=20000) == pytest.approx(3 / 16, abs=0.01)  # |0.5 - k/4|, k ~ Bin(4, 1/2)
+
+    rng = random.Random(4)  # a calibrated model whose holdout ECE happens to land over 0.1
+    p = [rng.random() for _ in range(120)]
+    calibrated = {"ece": ece(p, [rng.random() < x for x in p]), "ece_by_chance": ece_by_chance(p)}
+    assert calibrated["ece"] > 0.1 and calibrated["ece_by_chance"] > 0.08
+    rng = random.Random(0)  # says 0.9 and 0.2 where the truth is a coin
+    q = [0.9] * 60 + [0.2] * 60
+    miscalibrated = {"ece": ece(q, [rng.random() < 0.5 for _ in q]), "ece_by_chance": ece_by_chance(q)}
+    bounds = Trust(max_ece=0.1)
+    for metrics, passes in ((calibrated, True), (miscalibrated, False)):
+        found = {**metrics, "auc": 0.8, "best_single_feature_auc": 0.7, "best_single_feature": "f", "holdout": 120}
+        (gate,) = [c for c in checks(found, bounds) if c.name == "ece_within_bound"]
+        assert gate.passed is passes, gate.detail
+        assert "by chance" in gate.detail
