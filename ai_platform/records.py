@@ -174,6 +174,9 @@ class LiveRelease:
     serving: dict[str, Any] = field(default_factory=dict)  # the spec's `serving` section it was started with
     runtime: str = ""  # the serve environment's vLLM here, the pinned vLLM image in a cluster
     replicas: int = 1  # what the rollout asked for (a cluster's autoscaler moves it from there)
+    model_dir: str = ""  # the model folder its vLLM serves on this machine ("" in a cluster): what a restart serves
+    log_path: str = ""  # its vLLM's log on this machine
+    restarts: int = 0  # times the embedded supervisor started it again after its process died (rollout/heal.py)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,10 @@ def serve(args: argparse.Namespace) -> None:
     follows = f"rollouts kept in {args.states_from}" if args.states_from else f"state in {home}/rollout"
     print(f"gateway on http://{args.host}:{args.port} ({follows}); Ctrl-C stops it", file=sys.stderr)
     keys = Path(args.keys) if args.keys else None
+    if not args.states_from and not args.no_heal:  # this machine's rollouts: their vLLM colours are ours to heal
+        from ai_platform.rollout.heal import Supervisor
+
+        Supervisor(home, log=lambda m: print(f"supervisor: {m}", file=sys.stderr, flush=True)).thread()
     run_gateway(home, args.host, args.port, args.states_from, keys, args.window_storage)
 
 
@@ -176,6 +180,11 @@ def add(areas: Areas) -> None:
         help="follow a cluster's rollouts kept in this registry (platform.yaml's registry.url) instead of the home",
     )
     p.add_argument("--keys", metavar="FILE", help="the API key file (platform.yaml's gateway.keys, resolved)")
+    p.add_argument(
+        "--no-heal",
+        action="store_true",
+        help="do not start a live model server again when its process dies (default: it is, with backoff)",
+    )
     p.add_argument(
         "--window-storage",
         metavar="URI",

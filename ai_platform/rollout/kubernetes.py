@@ -216,6 +216,14 @@ def prometheus_rule(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
             "p95 time to first token above 5 s",
         ),
         ("VllmDown", f"sum(up{{{match}}}) == 0", "5m", "critical", "no vLLM pod of the model is scraped"),
+        (
+            "VllmRestartingRepeatedly",  # the kubelet's restarts here; the embedded supervisor's on its gateway
+            f"sum(increase(kube_pod_container_status_restarts_total{{{match}}}[15m])) >= 3"
+            f' or max(delta(ai_platform_gateway_upstream_restarts{{model="{name}"}}[15m])) >= 3',
+            "0m",
+            "critical",
+            "its vLLM was restarted 3 times or more in 15 minutes",
+        ),
     ]
     golden = [  # the gateway's golden metrics, at the reference article's thresholds
         (

@@ -163,6 +163,8 @@ def deploy(
         serving=snap.spec.serving.model_dump(mode="json"),
         runtime=runtime(),
         replicas=1,
+        model_dir=str(server.model_dir or ""),
+        log_path=str(server.log_path),
     )
     try:
         _warm(new, snap, documents)
@@ -207,10 +209,12 @@ def stop(home: Path, model: str, log: Log = print) -> str | None:
     state = load(home, model)
     if state.live is None:
         return None
+    # cleared first: the gateway stops routing to it, and the supervisor (rollout/heal.py) never restarts a
+    # colour whose process it sees end while it is still the live one in the state
+    save(home, replace(state, live=None))
+    _reload_gateway(home, log)
     # a pid that now names another process is left alone: that colour counts as not running, and is cleared
     stopped = stop_pid(state.live.pid, state.live.started, log=log)
     if stopped:
         log(f"{model}: stopped {state.live.color}")
-    save(home, replace(state, live=None))
-    _reload_gateway(home, log)
     return state.live.color if stopped else None

@@ -112,6 +112,7 @@ class VllmServer:
     base_url: str
     name: str
     log_path: Path
+    model_dir: Path | None = None  # the model folder it serves
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=60))
     _reader: threading.Thread | None = None
 
@@ -284,7 +285,7 @@ def launch(
         preexec_fn=_reset_signals,
         process_group=0,
     )
-    server = VllmServer(process=process, base_url=f"http://{host}:{port}", name=name, log_path=log_path)
+    server = VllmServer(process, f"http://{host}:{port}", name, log_path, Path(model_dir))
 
     def pump() -> None:
         assert process.stdout is not None

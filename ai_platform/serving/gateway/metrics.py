@@ -80,6 +80,12 @@ class Metrics:
             ["model", "color"],
             registry=r,
         )
+        self.restarts = Gauge(
+            "ai_platform_gateway_upstream_restarts",
+            "Times the embedded supervisor started a live model server again since it went live (rollout/heal.py).",
+            ["model", "color"],
+            registry=r,
+        )
         self.states_refused = PromCounter(
             "ai_platform_gateway_states_refused",
             "Rollout states the gateway refused to load (it kept serving the model's last good one, if any).",
@@ -196,9 +202,11 @@ class Metrics:
     def track(self, states: dict[str, ModelState]) -> None:
         """The live colors after a reload of the rollout state."""
         self.live.clear()
+        self.restarts.clear()
         for model, state in states.items():
             if state.live:
                 self.live.labels(model, state.live.color, state.live.image).set(1)
+                self.restarts.labels(model, state.live.color).set(state.live.restarts)
                 self.colors[state.live.base_url] = (model, state.live.color)
 
     def guard(self, model: str, guard: str, action: str) -> None:
