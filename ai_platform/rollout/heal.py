@@ -13,7 +13,8 @@ within a second. Meanwhile the gateway answers the model's requests with 503 and
 (`ai_platform_gateway_upstream_restarts`, from the state) and behind the
 `VllmRestartingRepeatedly` alert.
 
-A rollout wins every race: a state that changed while a colour was being started
+A state that names no model folder (written by an older rollout, or by hand) is
+not the supervisor's to heal. A rollout wins every race: a state that changed while a colour was being started
 again (a rollout, a rollback, `rollout stop`) is left as it is and the new process
 is stopped. `rollout stop` clears the state before it stops the process, so a
 stopped colour is never started again.
@@ -115,7 +116,7 @@ class Supervisor:
         states, _ = read_all(self.home)
         healed = []
         for model, state in states.items():
-            if state.live is None or not dead(state.live):
+            if state.live is None or not state.live.model_dir or not dead(state.live):  # no folder: not ours
                 self.attempts.pop(model, None)
                 continue
             attempt = self.attempts.setdefault(model, Attempts())
