@@ -45,7 +45,7 @@ from ai_platform.serving.gateway.metrics import CONTENT_TYPE, Metrics
 from ai_platform.serving.gateway.pipeline import OpenAI, Pipeline, PromptRun
 from ai_platform.serving.gateway.responses import error, refused
 from ai_platform.serving.gateway.routing import Live
-from ai_platform.serving.state import ADMIN_KEY_FILE, GATEWAY_URL_FILE, ModelState, state_dir
+from ai_platform.serving.state import ADMIN_KEY_FILE, GATEWAY_URL_FILE, Color, ModelState, state_dir
 from ai_platform.serving.upstream import Upstream
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -79,9 +79,20 @@ class Gateway:
         return self.live.states
 
     def reload(self) -> dict[str, str]:
+        before = {m: s.live for m, s in self.live.states.items() if s.live}
         after = self.live.reload()
         self._configure(self.live.states)
+        self._forget_switched(before)
         return after
+
+    def _forget_switched(self, before: dict[str, Color]) -> None:
+        """Where a model's live release changed, the connections kept alive to its address are closed once idle
+        (Upstream.forget): behind a Service, kube-proxy keeps each connection on the pod it was opened to."""
+        for model, old in before.items():
+            new = self.live.states[model].live if model in self.live.states else None
+            if new is None or switched(old, new):
+                for base_url in {old.base_url, new.base_url if new else old.base_url}:
+                    self.upstream.forget(base_url)
 
     def _configure(self, states: dict[str, ModelState]) -> None:
         """The gateway-wide settings: the gateway's own where it was given them; else, for a gateway started
@@ -166,6 +177,17 @@ class Gateway:
                 await asyncio.to_thread(self.reload)
             except (OSError, ValueError, PlatformError) as exc:
                 print(f"gateway: cannot read the rollout state: {exc}", flush=True)
+
+
+def switched(old: Color, new: Color) -> bool:
+    """Whether the release serving a model changed: another colour, address, image, server or process."""
+    return (old.color, old.base_url, old.image, old.release, old.pid) != (
+        new.color,
+        new.base_url,
+        new.image,
+        new.release,
+        new.pid,
+    )
 
 
 def default_keys_file(home: Path) -> Path:

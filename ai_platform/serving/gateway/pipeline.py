@@ -40,7 +40,7 @@ from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.guards import Action, check_input, check_output, stored_input
 from ai_platform.serving.gateway.keys import KeyRing
 from ai_platform.serving.gateway.metrics import Metrics
-from ai_platform.serving.gateway.responses import error, refused
+from ai_platform.serving.gateway.responses import error, error_event, refused
 from ai_platform.serving.gateway.routing import Live, Rules
 from ai_platform.serving.gateway.scoring import Answer, answer_of, score_reply
 from ai_platform.serving.state import Color, ModelState
@@ -138,7 +138,7 @@ class Pipeline:
         except GatewayRefusal as exc:
             return refused(exc)
         except UpstreamError as exc:
-            return error(exc.status, str(exc), param=family.param if exc.status == 400 else None)
+            return error(exc.status, str(exc), param=family.param if exc.status == 400 else None, headers=exc.headers)
 
     async def guard_input(self, call: Call, family: Family) -> None:
         """The injection guard on the input; a refusal (block) is raised before admission: it costs no budget."""
@@ -286,6 +286,8 @@ class Pipeline:
                         parts.append((choice.get("delta") or {}).get("content") or choice.get("text") or "")
                         finish = choice.get("finish_reason") or finish
                     yield (line + "\n").encode("utf-8")
+            except UpstreamError as exc:  # lost after the stream started: an error event, then the end
+                yield error_event(exc.status, str(exc))
             finally:
                 await reply.aclose()
                 self.metrics.leave(base)
