@@ -477,6 +477,11 @@ class UpstreamError(ServingError):
         self.status, self.headers = status, headers
 
 
+class CallerGone(PlatformError):
+    """The caller of a gateway request disconnected before its answer was ready: the model server's call was
+    cancelled (its connection closed, which is what makes vLLM abort the generation)."""
+
+
 class UpstreamStatusError(ServingError):
     """A model server answered an eval request with an HTTP status other than 200; `status` is that status."""
 

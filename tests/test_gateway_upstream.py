@@ -8,6 +8,8 @@ behind, where it matters, a conntrack proxy (tests/conntrack.py); one test again
 from __future__ import annotations
 
 import json
+import logging
+import re
 import socket
 import threading
 import time
@@ -70,6 +72,28 @@ def cancelled(app: Any) -> float:
 def access_statuses(caplog: pytest.LogCaptureFixture) -> list[int]:
     lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "ai_platform.gateway.access"]
     return [line["status"] for line in lines if line["route"] == CHAT]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["non-streamed", "streamed"])
+def test_a_caller_that_leaves_closes_the_model_servers_connection(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, stream: bool
+) -> None:
+    caplog.set_level(logging.INFO, logger="ai_platform.gateway")
+    with slow_upstream(delay_s=30, every_s=0.1, lines=300) as upstream:  # 30 s either way, if left to finish
+        roll_out(tmp_path, upstream.url)
+        key = api_key(tmp_path)
+        with served(tmp_path) as (url, app):
+            caller = send_raw(url, key, body(stream))
+            assert wait_until(lambda: upstream.active == 1, 10)
+            if stream:
+                assert caller.recv(4096).startswith(b"HTTP/1.1 200")  # the stream has started
+            left = time.monotonic()
+            caller.close()
+            assert wait_until(lambda: upstream.cut, 5), "the model server never saw its connection close"
+            assert upstream.cut[0] - left < 1.0
+            assert wait_until(lambda: cancelled(app) == 1, 5)
+    assert access_statuses(caplog) == [499]
+    assert any("caller left" in r.getMessage() for r in caplog.records if r.name == "ai_platform.gateway")
 
 
 def test_a_stream_that_loses_its_model_server_ends_with_an_error_event(tmp_path: Path) -> None:
@@ -176,3 +200,30 @@ def test_clients_across_a_selector_flip_and_a_rollback_see_no_failure(tmp_path: 
         loop.stop()
     assert failures == []
     assert answered["blue"] > 16 and answered["green"] > 8
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_vllm_stops_generating_for_a_caller_that_left(tmp_path: Path, demo_vllm: Any) -> None:
+    """This vLLM counts no abort (its request_success_total{finished_reason="abort"} stays 0 when a client goes):
+    what shows it stopped is its running gauge back at 0 and its generated tokens, both well short of the whole
+    answer (1,000 tokens take this server about 4 s)."""
+
+    def sample(name: str) -> float:
+        text = httpx.get(f"{demo_vllm.base_url}/metrics", timeout=10).text
+        return sum(float(v) for v in re.findall(rf"^vllm:{name}\{{[^}}]*\}} (\S+)", text, re.M))
+
+    roll_out(tmp_path, demo_vllm.base_url)
+    key = api_key(tmp_path)
+    with served(tmp_path) as (url, app):
+        caller = send_raw(url, key, body(max_tokens=1000, ignore_eos=True))
+        assert wait_until(lambda: sample("num_requests_running") >= 1, 30), "vLLM never started the request"
+        time.sleep(0.3)
+        generated = sample("generation_tokens_total")
+        left = time.monotonic()
+        caller.close()
+        assert wait_until(lambda: sample("num_requests_running") == 0, 5)
+        stopped = time.monotonic() - left
+        assert wait_until(lambda: cancelled(app) == 1, 5)
+    assert stopped < 1.0, f"vLLM went on for {stopped:.1f} s"
+    assert sample("generation_tokens_total") - generated < 300  # not the ~900 tokens left of the answer
