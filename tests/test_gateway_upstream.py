@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import signal
 import socket
 import threading
 import time
@@ -22,6 +23,7 @@ import httpx
 import pytest
 from conntrack import conntrack
 from gateway_harness import MODEL, api_key, roll_out, served
+from gateway_process import start
 from slow_upstream import LoopThread, SlowUpstream, slow_upstream
 
 from ai_platform.serving.state import ADMIN_KEY_FILE, state_dir
@@ -200,6 +202,41 @@ def test_clients_across_a_selector_flip_and_a_rollback_see_no_failure(tmp_path: 
         loop.stop()
     assert failures == []
     assert answered["blue"] > 16 and answered["green"] > 8
+
+
+def test_a_stopped_gateway_lets_short_requests_finish_and_cuts_long_ones_within_its_drain(tmp_path: Path) -> None:
+    with slow_upstream(delay_s=1.0) as short, slow_upstream(delay_s=60) as long:
+        roll_out(tmp_path, short.url, model="short")
+        roll_out(tmp_path, long.url, model="long")
+        key = api_key(tmp_path)
+        process, url = start(tmp_path, "--drain-s", "3")
+        replies: dict[str, Any] = {}
+
+        def ask(model: str) -> None:
+            try:
+                replies[model] = httpx.post(
+                    f"{url}{CHAT}", json=body(model=model), headers={"Authorization": f"Bearer {key}"}, timeout=90
+                ).status_code
+            except httpx.HTTPError as exc:
+                replies[model] = exc
+
+        try:
+            askers = [threading.Thread(target=ask, args=(m,)) for m in ("short", "long")]
+            for thread in askers:
+                thread.start()
+            assert wait_until(lambda: short.active == 1 and long.active == 1, 10)
+            stopped = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=15)
+            took = time.monotonic() - stopped
+            for thread in askers:
+                thread.join(timeout=10)
+        finally:
+            process.kill()
+    assert took < 3 + 4.0, f"the gateway took {took:.1f} s to stop with a 3 s drain"
+    assert replies["short"] == 200  # shorter than the drain: it finished
+    assert isinstance(replies["long"], httpx.HTTPError) or replies["long"] >= 500  # longer: cut
+    assert long.cut and long.served == 0  # and its model server saw its connection close
 
 
 @pytest.mark.vllm

@@ -32,6 +32,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ai_platform.artifacts import atomic_write
+from ai_platform.config import DRAIN_S
 from ai_platform.errors import KeyRefused, PlatformError, RequestBodyError
 from ai_platform.oci.store import RegistryStore
 from ai_platform.serving.gateway import bodies
@@ -245,10 +246,13 @@ def serve(
     states_from: str | None = None,
     keys_file: Path | None = None,
     window_storage: str | None = None,
+    drain_s: int = DRAIN_S,
 ) -> None:
     """Run the gateway until interrupted; its URL is written where rollouts look for it. `states_from`, a
     registry URL (platform.yaml's registry.url), makes it follow a cluster's rollouts kept there; `keys_file`
-    and `window_storage` are platform.yaml's gateway settings (create_app)."""
+    and `window_storage` are platform.yaml's gateway settings (create_app). Stopped (SIGTERM, Ctrl-C), it
+    takes no new connection and lets the requests in flight finish for up to `drain_s` seconds (platform.yaml's
+    gateway.drain_s); then it cuts what is left, and closes its model server connections."""
     import uvicorn
 
     marker = state_dir(home) / GATEWAY_URL_FILE
@@ -261,6 +265,6 @@ def serve(
     try:
         store = RegistryStore(states_from, Path(home) / "artifacts") if states_from else None
         app = create_app(Path(home), keys_file, store, window_storage)
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=drain_s)
     finally:
         marker.unlink(missing_ok=True)
