@@ -199,7 +199,7 @@ class Feedback(Strict):
     retrieval_corpus: str | None = None
 
 
-DRAIN_S = 25  # gateway.drain_s default: under Kubernetes' default terminationGracePeriodSeconds (30), with time to close
+DRAIN_S = 25  # gateway.drain_s default: under Kubernetes' default terminationGracePeriodSeconds (30)
 
 
 class GatewayConfig(Strict):
