@@ -199,14 +199,20 @@ class Feedback(Strict):
     retrieval_corpus: str | None = None
 
 
+DRAIN_S = 25  # gateway.drain_s default: under Kubernetes' default terminationGracePeriodSeconds (30)
+
+
 class GatewayConfig(Strict):
-    """The gateway's settings: where its hashed API keys live (under the platform home unless absolute), and
-    where the admission windows live."""
+    """The gateway's settings: where its hashed API keys live (under the platform home unless absolute), where
+    the admission windows live, and how long a stopping gateway waits for the requests in flight."""
 
     keys: str = "gateway/keys.json"
     # Where the admission windows live: memory:// for one gateway process, redis://HOST:PORT for
     # replicas that share them (any storage URI of the `limits` library).
     window_storage: str = "memory://"
+    # Seconds a stopping gateway (SIGTERM) lets the requests in flight finish; what is left is then cut (its
+    # model server's connection closed). Keep it under the pod's terminationGracePeriodSeconds.
+    drain_s: int = Field(default=DRAIN_S, ge=0, le=3600)
 
 
 class PlatformConfig(Strict):

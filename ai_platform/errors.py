@@ -469,11 +469,17 @@ class KeyRefused(GatewayRefusal):
 
 class UpstreamError(ServingError):
     """The model server failed a gateway request; `status` is what the gateway's caller gets: 400 when the
-    request was at fault (vLLM's message passed on), 502 when the server failed or could not be reached."""
+    request was at fault (vLLM's message passed on), 502 when the server failed (a 5xx answer, an answer cut
+    off or silent past the read timeout), 503 with `headers` {Retry-After} when it could not be reached."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status = status
+        self.status, self.headers = status, headers
+
+
+class CallerGone(PlatformError):
+    """The caller of a gateway request disconnected before its answer was ready: the model server's call was
+    cancelled (its connection closed, which is what makes vLLM abort the generation)."""
 
 
 class UpstreamStatusError(ServingError):

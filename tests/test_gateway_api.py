@@ -46,10 +46,11 @@ def test_an_unknown_model_is_a_404_naming_what_is_live_and_not_where(client) -> 
     assert "127.0.0.1" not in reply.text and "green" not in reply.text
 
 
-def test_an_unreachable_model_server_is_a_502_that_does_not_say_where_it_runs(client) -> None:
+def test_an_unreachable_model_server_is_a_503_to_retry_that_does_not_say_where_it_runs(client) -> None:
     reply = client.post("/v1/chat/completions", json={"model": "contract-reviewer", "messages": []})
-    assert reply.status_code == 502
-    assert reply.json()["error"]["type"] == "upstream_error"
+    assert reply.status_code == 503
+    assert reply.json()["error"]["type"] == "service_unavailable"
+    assert 1 <= int(reply.headers["Retry-After"]) <= 2
     assert "127.0.0.1" not in reply.text and "green" not in reply.text
 
 
@@ -99,7 +100,7 @@ def test_every_request_has_one_access_line_and_one_count(client, caplog: pytest.
     client.get("/healthz")
     lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "ai_platform.gateway.access"]
     assert [(line["route"], line["status"], line["key"]) for line in lines] == [
-        ("/v1/prompts/{name}:run", 502, "tester"),  # its model server is not running
+        ("/v1/prompts/{name}:run", 503, "tester"),  # its model server is not running
         ("/v1/models", 401, None),
         ("/healthz", lines[2]["status"], None),
     ]
@@ -107,7 +108,7 @@ def test_every_request_has_one_access_line_and_one_count(client, caplog: pytest.
     assert all(datetime.fromisoformat(line["time"]).tzinfo is not None for line in lines)
     counted = client.app.state.gateway.metrics.registry.get_sample_value(
         "ai_platform_gateway_requests_total",
-        {"route": "/v1/prompts/{name}:run", "model": "contract-reviewer", "status": "502"},
+        {"route": "/v1/prompts/{name}:run", "model": "contract-reviewer", "status": "503"},
     )
     assert counted == 1
 

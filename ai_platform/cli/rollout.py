@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from ai_platform.cli.common import HOME_HELP, Areas, check_model_here, command, emit, epilog, home_of, location
-from ai_platform.config import PINNED_IMAGE, Platform
+from ai_platform.config import DRAIN_S, PINNED_IMAGE, GatewayConfig, Platform
 from ai_platform.errors import ConfigError, MissingArtifactError, ServingError
 
 if TYPE_CHECKING:
@@ -29,7 +29,19 @@ def serve(args: argparse.Namespace) -> None:
         from ai_platform.rollout.heal import Supervisor
 
         Supervisor(home, log=lambda m: print(f"supervisor: {m}", file=sys.stderr, flush=True)).thread()
-    run_gateway(home, args.host, args.port, args.states_from, keys, args.window_storage)
+    run_gateway(home, args.host, args.port, args.states_from, keys, args.window_storage, args.drain_s)
+
+
+def drain_seconds(text: str) -> int:
+    """--drain-s, bounded as platform.yaml's gateway.drain_s is."""
+    from pydantic import ValidationError
+
+    try:
+        return GatewayConfig(drain_s=int(text)).drain_s
+    except ValidationError as exc:  # before ValueError: it is one
+        raise argparse.ArgumentTypeError(exc.errors()[0]["msg"]) from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of seconds: {text!r}") from None
 
 
 def pinned(args: argparse.Namespace) -> SpecSnapshot:
@@ -189,6 +201,14 @@ def add(areas: Areas) -> None:
         "--window-storage",
         metavar="URI",
         help="where the admission windows live (platform.yaml's gateway.window_storage; redis://HOST:PORT: shared)",
+    )
+    p.add_argument(
+        "--drain-s",
+        type=drain_seconds,
+        default=DRAIN_S,
+        metavar="SECONDS",
+        help=f"once stopped, how long requests in flight may finish before they are cut (platform.yaml's"
+        f" gateway.drain_s; default: {DRAIN_S})",
     )
 
     rollout = areas.add_parser("rollout", help="blue/green rollouts").add_subparsers(dest="command", required=True)

@@ -6,7 +6,10 @@ generation id. The route label is the matched route's template
 (`/v1/prompts/{name}:run`), never the raw path, so the label set stays small.
 An access line is one JSON object: time (UTC, ISO 8601), method, route, path,
 status, duration, time to first byte, key name, model, admission decision,
-generation id.
+generation id. A request whose caller left before its answer ended (the pipeline
+sets `request.state.cancelled`) is logged and counted with status 499, as nginx
+does, whatever status line went out before, and counted in
+`ai_platform_gateway_cancelled_total{route,model}`.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ai_platform.serving.gateway.metrics import Metrics
 
 ACCESS = logging.getLogger("ai_platform.gateway.access")
+CALLER_GONE = 499  # the status of a request whose caller left before its answer ended, as nginx logs it
 
 
 class AccessLog:
@@ -54,13 +58,17 @@ class AccessLog:
         key = state.get("key")
         model = state.get("model", "")
         first_byte = seen["first_byte"] if seen["first_byte"] is not None else seconds
-        self.metrics.observe(route, model, seen["status"], seconds, first_byte)
+        status = seen["status"]
+        if state.get("cancelled"):  # the caller left before the answer ended (nginx's 499)
+            status = CALLER_GONE
+            self.metrics.cancelled.labels(route, model).inc()
+        self.metrics.observe(route, model, status, seconds, first_byte)
         line = {
             "time": at.isoformat(timespec="milliseconds"),
             "method": scope["method"],
             "route": route,
             "path": scope["path"],
-            "status": seen["status"],
+            "status": status,
             "duration_s": round(seconds, 4),
             "first_byte_s": round(first_byte, 4),
             "key": getattr(key, "name", None),

@@ -33,6 +33,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ai_platform.artifacts import atomic_write
+from ai_platform.config import DRAIN_S
 from ai_platform.errors import KeyRefused, PlatformError, RequestBodyError
 from ai_platform.oci.store import RegistryStore
 from ai_platform.serving.gateway import bodies
@@ -47,7 +48,7 @@ from ai_platform.serving.gateway.metrics import CONTENT_TYPE, Metrics
 from ai_platform.serving.gateway.pipeline import OpenAI, Pipeline, PromptRun
 from ai_platform.serving.gateway.responses import error, refused
 from ai_platform.serving.gateway.routing import Live
-from ai_platform.serving.state import ADMIN_KEY_FILE, GATEWAY_URL_FILE, ModelState, state_dir
+from ai_platform.serving.state import ADMIN_KEY_FILE, GATEWAY_URL_FILE, Color, ModelState, state_dir
 from ai_platform.serving.upstream import Upstream
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -82,9 +83,20 @@ class Gateway:
         return self.live.states
 
     def reload(self) -> dict[str, str]:
+        before = {m: s.live for m, s in self.live.states.items() if s.live}
         after = self.live.reload()
         self._configure(self.live.states)
+        self._forget_switched(before)
         return after
+
+    def _forget_switched(self, before: dict[str, Color]) -> None:
+        """Where a model's live release changed, the connections kept alive to its address are closed once idle
+        (Upstream.forget): behind a Service, kube-proxy keeps each connection on the pod it was opened to."""
+        for model, old in before.items():
+            new = self.live.states[model].live if model in self.live.states else None
+            if new is None or switched(old, new):
+                for base_url in {old.base_url, new.base_url if new else old.base_url}:
+                    self.upstream.forget(base_url)
 
     def _configure(self, states: dict[str, ModelState]) -> None:
         """The gateway-wide settings: the gateway's own where it was given them; else, for a gateway started
@@ -193,6 +205,17 @@ class Gateway:
                 print(f"gateway: cannot read the rollout state: {exc}", flush=True)
 
 
+def switched(old: Color, new: Color) -> bool:
+    """Whether the release serving a model changed: another colour, address, image, server or process."""
+    return (old.color, old.base_url, old.image, old.release, old.pid) != (
+        new.color,
+        new.base_url,
+        new.image,
+        new.release,
+        new.pid,
+    )
+
+
 def default_keys_file(home: Path) -> Path:
     """Where the keys are when no rollout state names platform.yaml's gateway.keys yet."""
     return Path(home) / "gateway" / "keys.json"
@@ -251,10 +274,13 @@ def serve(
     states_from: str | None = None,
     keys_file: Path | None = None,
     window_storage: str | None = None,
+    drain_s: int = DRAIN_S,
 ) -> None:
     """Run the gateway until interrupted; its URL is written where rollouts look for it. `states_from`, a
     registry URL (platform.yaml's registry.url), makes it follow a cluster's rollouts kept there; `keys_file`
-    and `window_storage` are platform.yaml's gateway settings (create_app)."""
+    and `window_storage` are platform.yaml's gateway settings (create_app). Stopped (SIGTERM, Ctrl-C), it
+    takes no new connection and lets the requests in flight finish for up to `drain_s` seconds (platform.yaml's
+    gateway.drain_s); then it cuts what is left, and closes its model server connections."""
     import uvicorn
 
     marker = state_dir(home) / GATEWAY_URL_FILE
@@ -267,6 +293,6 @@ def serve(
     try:
         store = RegistryStore(states_from, Path(home) / "artifacts") if states_from else None
         app = create_app(Path(home), keys_file, store, window_storage)
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=drain_s)
     finally:
         marker.unlink(missing_ok=True)

@@ -1,10 +1,10 @@
 """The gateway's Prometheus metrics (prometheus_client), the golden metrics of every reply among them.
 
-Traffic: requests by route, model and status, their latency and time to first token, requests in flight
-per model and color, the live color, switches, each live model server's health
-(`ai_platform_gateway_upstream_up`) and refused rollout states. Quality of what users get, per
-model and prompt: replies and schema-valid replies (a rate in PromQL), the
-repetition ratio (seq-rep-4), PII entities found in replies, the injection score
+Traffic: requests by route, model and status, their latency and time to first token, requests whose
+caller left before the answer ended (cancelled), requests in flight per model and color, the live
+color, switches, each live model server's health (`ai_platform_gateway_upstream_up`) and restarts, and
+refused rollout states. Quality of what users get, per model and prompt: replies and schema-valid replies (a
+rate in PromQL), the repetition ratio (seq-rep-4), PII entities found in replies, the injection score
 of inputs, the trust score, replies marked for review. The generation log:
 rows waiting, rows written, failed writes. Where a request's time goes: the
 duration of each pipeline step (`ai_platform_gateway_step_duration_seconds{step}`).
@@ -63,6 +63,13 @@ class Metrics:
             "ai_platform_gateway_live_color",
             "1 for the color and image each model is served by.",
             ["model", "color", "image"],
+            registry=r,
+        )
+        self.cancelled = PromCounter(
+            "ai_platform_gateway_cancelled",
+            "Requests whose caller left before their answer ended (access status 499); the model server's call was"
+            " cancelled, its connection closed.",
+            ["route", "model"],
             registry=r,
         )
         self.switch_count = PromCounter(

@@ -15,6 +15,14 @@ OpenAI error shape. A reply goes out only once its generation row is journaled
 (on disk). Blocking work stays off the event loop: the journal and the masking of
 stored inputs run in a worker thread, and so do the detectors on texts longer than
 `OFF_LOOP_CHARS` (shorter ones take microseconds, less than a thread hop).
+
+A caller that leaves cancels its work: while a request waits on the model server,
+one task (`Watch`) waits for the caller's `http.disconnect` and cancels the wait; a
+streamed reply is cancelled by Starlette's own disconnect listener. Either way the
+model server's connection is closed (vLLM aborts a request when its connection
+closes), one log line says so, and the access log has the request as 499
+(`ai_platform_gateway_cancelled_total`). A stream that loses its model server after
+it started ends with an SSE error event (`data: {"error": {...}}`), then the end.
 """
 
 from __future__ import annotations
@@ -31,9 +39,10 @@ from typing import Any, Protocol, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from ai_platform.detectors.injection import injection_score
-from ai_platform.errors import GatewayRefusal, PlatformError, RequestBodyError, UpstreamError
+from ai_platform.errors import CallerGone, GatewayRefusal, PlatformError, RequestBodyError, UpstreamError
 from ai_platform.prompts.compiler import version_of
 from ai_platform.prompts.render import check_reply, request_body
 from ai_platform.serving.gateway import bodies
@@ -43,7 +52,7 @@ from ai_platform.serving.gateway.guards import Action, check_input, check_output
 from ai_platform.serving.gateway.health import Health
 from ai_platform.serving.gateway.keys import KeyRing
 from ai_platform.serving.gateway.metrics import Metrics
-from ai_platform.serving.gateway.responses import error, refused
+from ai_platform.serving.gateway.responses import error, error_event, refused
 from ai_platform.serving.gateway.routing import Live, Rules
 from ai_platform.serving.gateway.scoring import Answer, answer_of, score_reply
 from ai_platform.serving.state import Color, ModelState
@@ -126,6 +135,7 @@ class Pipeline:
 
     async def run(self, request: Request, family: Family) -> Response:
         received, started = datetime.now(UTC), time.perf_counter()
+        call: Call | None = None
         try:
             with self.metrics.timed("parse"):
                 if self.log.full:
@@ -149,7 +159,22 @@ class Pipeline:
         except GatewayRefusal as exc:
             return refused(exc)
         except UpstreamError as exc:
-            return error(exc.status, str(exc), param=family.param if exc.status == 400 else None)
+            return error(exc.status, str(exc), param=family.param if exc.status == 400 else None, headers=exc.headers)
+        except CallerGone:
+            assert call is not None
+            self.caller_gone(call)
+            return Response(status_code=CALLER_GONE)  # to no one: the access log's status
+
+    def caller_gone(self, call: Call) -> None:
+        """The caller left before its answer ended: the model server's call was cancelled (its connection closed);
+        one log line, and the access log has the request as 499 (and counts it)."""
+        call.request.state.cancelled = True
+        LOG.info(
+            "caller left: %s request for %s cancelled after %.3f s, its model server connection closed",
+            "streamed" if call.stream else "a",
+            call.state.model,
+            time.perf_counter() - call.started,
+        )
 
     async def guard_input(self, call: Call, family: Family) -> None:
         """The injection guard on the input; a refusal (block) is raised before admission: it costs no budget."""
@@ -185,11 +210,18 @@ class Pipeline:
         call.request.state.admission = decision.kind
 
     async def ask(self, call: Call, body: dict[str, Any]) -> dict[str, Any]:
-        """The upstream step: the model server's answer (counted in flight, which is what a rollout drains)."""
+        """The upstream step: the model server's answer (counted in flight, which is what a rollout drains);
+        CallerGone, its connection closed, when the caller leaves meanwhile."""
         self.metrics.enter(call.color.base_url)
+        watch = Watch(call.request.receive)
         try:
             return await self.upstream.post(call.color, call.path, body)
+        except asyncio.CancelledError:
+            if watch.gone and watch.task.uncancel() == 0:  # cancelled by the watch alone, not by a shutdown
+                raise CallerGone("the caller left") from None
+            raise
         finally:
+            watch.stop()
             self.metrics.leave(call.color.base_url)
 
     async def score(self, call: Call, family: Family, answer: Answer) -> tuple[dict[str, Any], list[str]]:
@@ -297,12 +329,59 @@ class Pipeline:
                         parts.append((choice.get("delta") or {}).get("content") or choice.get("text") or "")
                         finish = choice.get("finish_reason") or finish
                     yield (line + "\n").encode("utf-8")
+            except UpstreamError as exc:  # lost after the stream started: an error event, then the end
+                yield error_event(exc.status, str(exc))
+            except (asyncio.CancelledError, GeneratorExit):  # the caller left (Starlette cancels, or closes, us)
+                self.caller_gone(call)
+                raise
             finally:
-                await reply.aclose()
+                await reply.aclose()  # cut short: its connection is closed, and vLLM aborts the generation
                 self.metrics.leave(base)
 
         headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-        return StreamingResponse(relay(), status_code=200, headers=headers)
+        return Relay(relay(), status_code=200, headers=headers)
+
+
+CALLER_GONE = 499  # nginx's status for a request whose caller closed the connection first
+
+
+class Watch:
+    """While the current task waits on the model server, one task waits for the caller's `http.disconnect` and
+    cancels it (`gone` says why it was cancelled). One task, and only while the model server is asked."""
+
+    __slots__ = ("gone", "task", "watcher")
+
+    def __init__(self, receive: Receive) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.task, self.gone = task, False
+        self.watcher = asyncio.get_running_loop().create_task(self._watch(receive))
+
+    async def _watch(self, receive: Receive) -> None:
+        while (await receive())["type"] != "http.disconnect":  # the body was read: nothing else comes but that
+            pass
+        self.gone = True
+        self.task.cancel()
+
+    def stop(self) -> None:
+        self.watcher.cancel()
+
+
+class Relay(StreamingResponse):
+    """A streamed reply whose relay is closed however the response ends: a caller that leaves while a line is
+    being sent leaves the relay waiting at a `yield`, where Starlette's cancellation does not reach it."""
+
+    def __init__(self, relay: AsyncIterator[bytes], status_code: int, headers: dict[str, str]) -> None:
+        super().__init__(relay, status_code=status_code, headers=headers)
+        self.relay = relay
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            aclose = getattr(self.relay, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
 
 async def _cpu(work: Callable[..., T], *args: Any, size: int) -> T:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from starlette.responses import JSONResponse
 
 from ai_platform.errors import GatewayRefusal
@@ -30,6 +32,13 @@ def error(
     kind = ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
     body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+def error_event(status: int, message: str) -> bytes:
+    """The same error as the last event of a stream that had started (its status line went out already)."""
+    kind = ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    body = {"error": {"message": message, "type": kind, "param": None, "code": status}}
+    return f"data: {json.dumps(body)}\n\n".encode()
 
 
 def refused(exc: GatewayRefusal) -> JSONResponse:
