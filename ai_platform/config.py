@@ -440,6 +440,19 @@ class Trust(Strict):
     max_ece: float = Field(default=0.1, gt=0.0, le=1.0)
 
 
+class Rollout(Strict):
+    """How a blue/green switch in the cluster hands requests over (docs/kubernetes.md, "What a switch does").
+
+    `drain_s`: each vLLM container's preStop sleep, the time for its pod's endpoint to leave every node's
+    kube-proxy (and the gateways' connection pools) before vLLM is told to stop; the pod's grace period is
+    derived from it and `serving.max_model_len` (`rollout.kubernetes.grace_period_s`). `rollback_window_s`: how long
+    the colour a switch left keeps its replicas, so a rollback within it finds warm pods; then it is paused at 0.
+    """
+
+    drain_s: int = Field(default=15, ge=1, le=120)
+    rollback_window_s: int = Field(default=600, ge=0, le=86_400)
+
+
 class ModelSpec(Strict):
     name: str = Field(pattern=MODEL_NAME)
     description: str = ""
@@ -448,6 +461,7 @@ class ModelSpec(Strict):
     verification: Verification = Field(default_factory=Verification)
     quantization: Quantization = Field(default_factory=Quantization)
     serving: Serving = Field(default_factory=Serving)
+    rollout: Rollout = Field(default_factory=Rollout)
     image: ImageSpec = Field(default_factory=ImageSpec)
     prompts: list[Annotated[str, Field(pattern=PROMPT_NAME)]] = Field(min_length=1)
     canary: Canary

@@ -432,6 +432,11 @@ class ClusterUnreachableError(ServingError):
     """The Kubernetes backend could not reach its cluster: no kubeconfig or in-cluster account, or no answer."""
 
 
+class WarmUpError(ServingError):
+    """A blue/green switch found a pod of the new colour that did not answer a warm-up completion in time (or fewer
+    ready pods than the switch needs): the Service was not flipped."""
+
+
 # The gateway and the model servers behind it (issue 29: the named classes that replaced keys.Refused,
 # app._UpstreamError and evaluation.client._HttpError).
 

@@ -197,6 +197,10 @@ class ModelState:
     keys_file: str = ""  # platform.yaml gateway.keys, resolved: the hashed API keys
     window_storage: str = "memory://"  # platform.yaml gateway.window_storage
     admission: dict[str, Any] = field(default_factory=dict)  # the model spec's serving.admission
+    # In a cluster: until when (epoch seconds) the colour the last switch left, `previous`'s, keeps its replicas so
+    # that a rollback finds it warm; past it, the next rollout or `rollout.kubernetes.reap_idle` pauses it at 0.
+    # 0: nothing is kept warm (never switched, already reaped, or the embedded backend, which stops it at once).
+    idle_until: float = 0.0
 
     @property
     def idle_color(self) -> str:

@@ -43,7 +43,13 @@ def dynamic_calls(demo_repo: Path) -> set[tuple[str, str, str]]:
     spec = platform.model(MODEL)
     ref = f"registry.example.com/ml/{MODEL}@{DIGEST}"
     plan = switch(platform, spec, ref, DIGEST, color="green", old="blue")
-    applied = [*plan.start, plan.route, *plan.retire, *render(platform, spec, ref, DIGEST, "blue", "blue")]
+    applied = [
+        *plan.start,
+        plan.route,
+        *plan.release,
+        *plan.retire,
+        *render(platform, spec, ref, DIGEST, "blue", "blue"),
+    ]
     canary = canary_manifests(platform, spec, ref, DIGEST)
 
     def key(manifest: dict) -> tuple[str, str]:

@@ -89,6 +89,20 @@ def rollout_stop(args: argparse.Namespace) -> None:
     emit(args, {"model": args.model, "target": backend.target, "stopped": stopped}, human)
 
 
+def rollout_reap(args: argparse.Namespace) -> None:
+    """On Kubernetes, pause the colour the last switch left at 0 replicas once its rollback window has passed
+    (`rollout.kubernetes.reap_idle`); the embedded backend stops the old colour at the switch, so nothing waits."""
+    snap = pinned(args)
+    target = snap.platform.config.execution.target
+    reaped = None
+    if target == "kubernetes":
+        from ai_platform.rollout.kubernetes import reap_idle
+
+        reaped = reap_idle(snap.platform, snap.spec, lambda m: print(m, file=sys.stderr))
+    human = f"{args.model}: {reaped} paused at 0 replicas" if reaped else f"{args.model}: nothing to reap"
+    emit(args, {"model": args.model, "target": target, "reaped": reaped}, human)
+
+
 def rollout_live(args: argparse.Namespace) -> None:
     """What the backend platform.yaml names says `model` serves (`Backend.live`): the home's rollout state on the
     embedded default, the artifact store (a cluster's registry, readable from an empty home) on Kubernetes."""
@@ -229,6 +243,16 @@ def add(areas: Areas) -> None:
         "stop a model where platform.yaml's backend serves it: the live color on this machine, or each color's"
         " Deployment scaled to 0 in the cluster (its Service kept)",
         ("ai-platform rollout stop contract-reviewer --home demo/state",),
+    )
+    p.add_argument("model", metavar="MODEL", help=model_help)
+    p.add_argument("--home", help=HOME_HELP)
+    p = command(
+        rollout,
+        "reap",
+        rollout_reap,
+        "pause the colour the last switch left at 0 replicas once its rollback window (the spec's"
+        " rollout.rollback_window_s) has passed; run it on a schedule (Kubernetes only; the next rollout does it too)",
+        ("ai-platform rollout reap contract-reviewer",),
     )
     p.add_argument("model", metavar="MODEL", help=model_help)
     p.add_argument("--home", help=HOME_HELP)
