@@ -5,6 +5,8 @@ vLLM; rollback returns to the previous image."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import threading
 import time
 from collections import Counter
@@ -161,3 +163,99 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     assert rows[0][0] >= sum(traffic.statuses.values())
     _, deployments = warehouse.query("SELECT status, count(*) FROM deployments GROUP BY status ORDER BY status")
     assert dict(deployments) == {"live": 1, "retired": 3}
+
+    kill_the_live_server_under_load(home, gateway, case["vars"])
+
+
+class Clients:
+    """8 concurrent clients, 4 calling the prompt endpoint and 4 streaming OpenAI chat completions, back to back;
+    each answer kept with when it was sent: its status, its Retry-After, and how a stream ended."""
+
+    def __init__(self, url: str, variables: dict[str, str]) -> None:
+        self.url, self.variables = url, variables
+        self.answers: list[tuple[float, str, object, str | None]] = []  # (sent, kind, status or error, Retry-After)
+        self.stop = threading.Event()
+        self.threads = [threading.Thread(target=self.run, args=(i % 2 == 0,), daemon=True) for i in range(8)]
+
+    def run(self, streamed: bool) -> None:
+        chat = {
+            "model": MODEL,
+            "messages": [{"role": "user", "content": "Name one risk of a lease."}],
+            "max_tokens": 24,
+        }
+        with httpx.Client(timeout=httpx.Timeout(10, read=60)) as client:
+            while not self.stop.is_set():
+                sent = time.monotonic()
+                try:
+                    if streamed:
+                        with client.stream(
+                            "POST", f"{self.url}/v1/chat/completions", json={**chat, "stream": True}, headers=KEY
+                        ) as reply:
+                            lines = [line for line in reply.iter_lines() if line.startswith("data: ")]
+                            kind = "stream"
+                            if reply.status_code == 200:
+                                ended = "done" if lines and lines[-1] == "data: [DONE]" else "error event"
+                                if ended == "error event":  # the only other way a stream may end
+                                    assert lines and "error" in json.loads(lines[-1][6:]), lines[-3:]
+                                kind = f"stream {ended}"
+                            self.answers.append((sent, kind, reply.status_code, reply.headers.get("Retry-After")))
+                    else:
+                        reply = client.post(
+                            f"{self.url}/v1/prompts/contract_review:run",
+                            json={"variables": self.variables},
+                            headers=KEY,
+                        )
+                        self.answers.append((sent, "prompt", reply.status_code, reply.headers.get("Retry-After")))
+                except (httpx.HTTPError, AssertionError) as exc:  # a hang (read timeout) or a cut stream counts
+                    self.answers.append((sent, "failed", f"{type(exc).__name__}: {exc}", None))
+                if self.answers[-1][2] == 503:
+                    time.sleep(0.2)  # what a client that honours Retry-After does, shortened
+
+    def __enter__(self) -> Clients:
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=120)
+
+
+def kill_the_live_server_under_load(home: Path, gateway: str, variables: dict[str, str]) -> None:
+    """kill -9 of the live vLLM under 8 concurrent clients: the supervisor `ai-platform serve` runs starts it
+    again without anyone acting; meanwhile new requests get only 503s with Retry-After, and a stream in flight
+    ends with an error event, never a hang."""
+    from ai_platform.rollout.heal import Supervisor
+
+    before = load(home, MODEL).live
+    assert before is not None
+    supervisor = Supervisor(home, log=print)
+    supervisor.thread()
+    try:
+        with Clients(gateway, variables) as clients:
+            time.sleep(3)
+            killed = time.monotonic()
+            os.kill(before.pid, signal.SIGKILL)
+            deadline = killed + 300
+            while time.monotonic() < deadline:  # until the healed server has answered for 3 s
+                after = [a for a in clients.answers if a[0] > killed and a[2] == 200]
+                if after and time.monotonic() - after[0][0] > 3:
+                    break
+                time.sleep(0.5)
+    finally:
+        supervisor.stopping.set()
+    healed = load(home, MODEL).live
+    assert healed is not None and healed.restarts == 1 and healed.pid != before.pid, healed
+    answers = clients.answers
+    assert not [a for a in answers if a[1] == "failed"], [a for a in answers if a[1] == "failed"][:5]
+    assert {a[2] for a in answers} <= {200, 503}, Counter(str(a[2]) for a in answers)
+    assert all(a[3] for a in answers if a[2] == 503), "every 503 says when to retry"
+    back = min(a[0] for a in answers if a[0] > killed and a[2] == 200)
+    refused = sum(1 for a in answers if a[2] == 503)
+    print(
+        f"kill -9 of the live vLLM under 8 clients: served again {back - killed:.1f} s after the kill; "
+        f"{refused} answers 503 with Retry-After in between, {len(answers)} answers, "
+        f"{Counter(a[1] for a in answers)}"
+    )
+    assert [a for a in answers if a[2] == 200 and a[0] > back], "served after the restart"

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ai_platform.config import Serving
-from ai_platform.errors import PlatformError
+from ai_platform.errors import ServingError
 from ai_platform.logs import Log
 from ai_platform.records import LiveRelease, ModelState
 from ai_platform.serving.state import load, read_all, save
