@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import kubernetes_validate
 from fake_upstream import FakeUpstream, serving
 from gateway_harness import MODEL, NOWHERE, api_key, client, roll_out, served
 from prometheus_client.parser import text_string_to_metric_families
@@ -104,6 +105,15 @@ def test_the_cluster_gateways_probes_are_its_liveness_and_readiness(demo_repo: P
     assert container["livenessProbe"]["httpGet"]["path"] == "/livez"
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert container["readinessProbe"]["timeoutSeconds"] >= 2  # the default 1 s is one GC pause from a flap
+    # a replica told to stop drains: it keeps accepting until its endpoint is gone, then finishes what is in
+    # flight for gateway.drain_s, inside the pod's grace period
+    pod = gateway["Deployment"]["spec"]["template"]["spec"]
+    drain = int(container["args"][container["args"].index("--drain-s") + 1])
+    pre_stop = container["lifecycle"]["preStop"]["sleep"]["seconds"]
+    assert drain == load_platform(demo_repo).config.gateway.drain_s and pre_stop >= 5
+    assert pod["terminationGracePeriodSeconds"] > pre_stop + drain
+    for manifest in gateway.values():
+        kubernetes_validate.validate(manifest, "1.35.0", strict=True)
 
 
 def test_a_state_the_gateway_cannot_read_is_refused_and_the_model_keeps_its_last_good_one(

@@ -30,6 +30,9 @@ def gateway_image(platform: Platform, given: str | None = None) -> str:
     return image
 
 
+PRE_STOP_S = 5  # how long a gateway pod keeps accepting after it is told to stop
+
+
 def manifests(platform: Platform, image: str | None = None) -> list[dict[str, Any]]:
     k8s = platform.config.kubernetes
     settings, namespace = k8s.gateway, k8s.namespace
@@ -43,6 +46,7 @@ def manifests(platform: Platform, image: str | None = None) -> list[dict[str, An
         "args": [
             *("--home", HOME, "--states-from", platform.config.registry.url),
             *("--window-storage", platform.config.gateway.window_storage),  # the replicas' one window
+            *("--drain-s", str(platform.config.gateway.drain_s)),  # requests in flight finish on SIGTERM
         ],
         "ports": [{"name": "http", "containerPort": PORT}],
         "envFrom": [{"secretRef": {"name": name}} for name in secrets],
@@ -61,6 +65,9 @@ def manifests(platform: Platform, image: str | None = None) -> list[dict[str, An
             {"name": "keys", "mountPath": f"{HOME}/gateway/keys.json", "subPath": "keys.json", "readOnly": True},
         ],
         "securityContext": {"runAsNonRoot": True, "allowPrivilegeEscalation": False},
+        # SIGTERM only once the pod's endpoint has left every node's rules (kube-proxy), so no new request
+        # reaches a replica that stopped accepting
+        "lifecycle": {"preStop": {"sleep": {"seconds": PRE_STOP_S}}},
     }
     return [
         {
@@ -73,6 +80,8 @@ def manifests(platform: Platform, image: str | None = None) -> list[dict[str, An
                 "template": {
                     "metadata": {"labels": labels},
                     "spec": {
+                        # the endpoint's removal, then the drain, then a margin before SIGKILL
+                        "terminationGracePeriodSeconds": PRE_STOP_S + platform.config.gateway.drain_s + 5,
                         "containers": [container],
                         "volumes": [
                             {"name": "home", "emptyDir": {}},
