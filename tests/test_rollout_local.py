@@ -111,11 +111,12 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     spec["serving"]["max_model_len"] = 992  # the demo model knows 1024 positions
     spec_path.write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
     git(own_demo_repo, "commit", "--quiet", "-am", "serving: max_model_len 992")
-    with Traffic(gateway, case["vars"]) as traffic:
+    with Traffic(gateway, case["vars"]) as traffic, Clients(gateway, case["vars"], 7) as crowd:  # 8 clients in all
         time.sleep(2)
         shipped = materialize(instance, *CHAIN, "canary_eval", "deployment")
         time.sleep(3)
     assert shipped.success
+    crowd.check_none_failed({200})
     canary_log = [e.user_message for e in instance.all_logs(shipped.run_id) if e.step_key == "canary_eval"]
     assert any("evaluating on the live" in m and "the champion as users get it" in m for m in canary_log)
     assert not any("same release" in m for m in canary_log), "the candidate must not run on the old flags"
@@ -143,7 +144,10 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     )
     assert served.json()["prompt_version"] != body["prompt_version"]
 
-    back = local.rollback(snap, log=print)
+    with Clients(gateway, case["vars"], 8) as crowd:  # a rollback under the same load: a colour flip back
+        back = local.rollback(snap, log=print)
+        time.sleep(2)
+    crowd.check_none_failed({200})
     assert back.kind == "rollback" and back.state.live.bundle == bundle_a and back.state.live.image == image_b
 
     status = httpx.get(f"{gateway}/healthz", timeout=10).json()
@@ -168,14 +172,22 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
 
 
 class Clients:
-    """8 concurrent clients, 4 calling the prompt endpoint and 4 streaming OpenAI chat completions, back to back;
-    each answer kept with when it was sent: its status, its Retry-After, and how a stream ended."""
+    """Concurrent clients (8), half calling the prompt endpoint and half streaming OpenAI chat completions;
+    back to back; each answer kept with when it was sent: its status, its Retry-After, and how a stream ended."""
 
-    def __init__(self, url: str, variables: dict[str, str]) -> None:
+    def __init__(self, url: str, variables: dict[str, str], clients: int = 8) -> None:
         self.url, self.variables = url, variables
         self.answers: list[tuple[float, str, object, str | None]] = []  # (sent, kind, status or error, Retry-After)
         self.stop = threading.Event()
-        self.threads = [threading.Thread(target=self.run, args=(i % 2 == 0,), daemon=True) for i in range(8)]
+        self.threads = [threading.Thread(target=self.run, args=(i % 2 == 0,), daemon=True) for i in range(clients)]
+
+    def check_none_failed(self, statuses: set[object]) -> None:
+        """No request failed (no error, no cut or hung stream) and every status is one of `statuses`."""
+        failed = [a for a in self.answers if a[1] == "failed"]
+        assert not failed, failed[:5]
+        assert {a[2] for a in self.answers} <= statuses, Counter(str(a[2]) for a in self.answers)
+        assert self.answers and all(a[1] != "stream error event" for a in self.answers if a[2] == 200)
+        print(f"{len(self.answers)} answers, none failed: {Counter(a[1] for a in self.answers)}")
 
     def run(self, streamed: bool) -> None:
         chat = {
