@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ class FakeUpstream:
     default: str = ""  # the content once `replies` runs out
     url: str = ""
     healthy: bool = True  # False: GET /health answers 503, as vLLM's does when its engine is dead
+    health_delay_s: float = 0.0  # how long GET /health takes to answer (an overloaded server)
 
     def reply(self, content: str, status: int = 200) -> None:
         self.replies.append((status, content))
@@ -45,6 +47,7 @@ def serving(upstream: FakeUpstream) -> Iterator[FakeUpstream]:
 
         def do_GET(self) -> None:
             if self.path == "/health":
+                time.sleep(upstream.health_delay_s)
                 self._send(200 if upstream.healthy else 503, {})
             else:
                 self._send(404, {"error": {"message": "no route"}})

@@ -4,6 +4,7 @@ gateway cannot read is refused, and the model keeps its last good one."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -153,3 +154,27 @@ def test_one_broken_state_does_not_hide_the_other_models(tmp_path: Path, upstrea
         assert gateway.post("/v1/chat/completions", json=chat(MODEL)).status_code == 200
         broken = gateway.post("/v1/chat/completions", json=chat(OTHER))
         assert broken.status_code == 503 and "rollout state is not valid" in broken.json()["error"]["message"]
+
+
+def test_a_server_too_busy_to_answer_its_health_check_is_not_taken_for_a_dead_one(upstream: FakeUpstream) -> None:
+    """Overload is not an outage: a health check without an answer in time changes nothing (seen: under the
+    admission benchmark's surge, vLLM's /health took over 2 s and the gateway refused a live model with 503s);
+    a check answered 503 does count."""
+    from ai_platform.serving.gateway.health import Health
+    from ai_platform.serving.gateway.metrics import Metrics
+    from ai_platform.serving.state import Color
+    from ai_platform.serving.upstream import Upstream
+
+    color = Color("blue", upstream.url, 1, "sha256:" + "a" * 64, "sha256:" + "b" * 64, "", "d")
+
+    async def rounds(health: Health, count: int) -> bool:
+        for _ in range(count):
+            await health.check([(MODEL, color)])
+        await health.upstream.aclose()
+        return health.status(MODEL, color).healthy
+
+    health = Health(Upstream(), Metrics(), timeout_s=0.2)
+    upstream.health_delay_s = 0.5
+    assert asyncio.run(rounds(health, 3)) is True
+    upstream.health_delay_s, upstream.healthy = 0.0, False
+    assert asyncio.run(rounds(health, 2)) is False

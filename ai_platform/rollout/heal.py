@@ -47,9 +47,7 @@ Start = Callable[[str, LiveRelease], VllmServer]  # model, the colour that died 
 def start_again(model: str, live: LiveRelease) -> VllmServer:
     """`live`'s vLLM started again as it was: its model folder and server settings, the serve environment."""
     if not live.model_dir:
-        raise ServingError(
-            f"{model}: the state does not say which model folder {live.color} served (an older rollout)"
-        )
+        raise ServingError(f"{model}: the state does not say which model folder {live.color} served (an older rollout)")
     log_path = Path(live.log_path or Path(live.model_dir).parent / f"vllm-{model}-{live.color}.log")
     return launch(
         Path(live.model_dir),

@@ -231,14 +231,17 @@ class Upstream:
             raise failed(color, reply.status, raw)
         return Stream(reply, color, lambda: self._leave(pool))
 
-    async def healthy(self, color: Color, timeout_s: float = 2.0) -> bool:
-        """Whether the model server answers its health check within `timeout_s`."""
+    async def healthy(self, color: Color, timeout_s: float = 2.0) -> bool | None:
+        """Whether the model server answers its health check: True (200), False (another status, or it cannot be
+        reached), None (no answer within `timeout_s`: a server that busy is overloaded, not known to be down)."""
         timeout = aiohttp.ClientTimeout(total=timeout_s)
         try:
             session = self._pool(color.base_url).session
             async with session.get(f"{color.base_url}/health", timeout=timeout) as reply:
                 return reply.status == 200
-        except (aiohttp.ClientError, TimeoutError):
+        except TimeoutError:
+            return None
+        except aiohttp.ClientError:
             return False
 
     async def aclose(self) -> None:

@@ -3,10 +3,12 @@
 A background task asks every live model server's `/health` at once (not one after
 another), every `interval_s`, and every `down_interval_s` while one is down, so a
 server that comes back is served again within about a second. A server is down
-after `failures` checks in a row fail (one slow answer under load is not an
-outage) and up again after one that passes. A request for a model whose server
-is down gets a 503 with `Retry-After` at once, before admission (it costs no
-budget); the other models are served as before. Each server's state is on
+after `failures` checks in a row fail: it cannot be reached, or answers another
+status than 200 (a dead engine's vLLM answers 503). A check that gets no answer
+within `timeout_s` changes nothing: a server that slow is overloaded, and refusing
+its requests would turn an overload into an outage. Up again after one check that
+passes. A request for a model whose server is down gets a 503 with `Retry-After`
+at once, before admission (it costs no budget); the other models are served as before. Each server's state is on
 `/healthz` (its body), on /metrics (`ai_platform_gateway_upstream_up`, and
 `ai_platform_gateway_upstream_down` counting outages) and in the log.
 
@@ -89,12 +91,17 @@ class Health:
         for (model, color), ok in zip(colors.values(), answers, strict=True):
             self.observe(model, color, ok)
 
-    def observe(self, model: str, color: Color, ok: bool) -> None:
+    def observe(self, model: str, color: Color, ok: bool | None) -> None:
+        """One check's answer: True up, False down, None no answer in time (overloaded: it changes nothing, so a
+        server slow under load is never taken for a dead one and refused)."""
         now = time.time()
         status = self.servers.get(color.base_url)
         if status is None:
             status = self.servers[color.base_url] = Status(model, color.color, since=now)
         status.checked = now
+        if ok is None:
+            self.metrics.upstream_up.labels(model, color.color).set(1 if status.healthy else 0)
+            return
         status.failures = 0 if ok else status.failures + 1
         healthy = ok or (status.healthy and status.failures < self.failures)
         if healthy != status.healthy:
