@@ -188,6 +188,35 @@ def generation_log() -> list[timeseries.Panel]:
     ]
 
 
+def serving_health() -> list[timeseries.Panel]:
+    return [
+        _panel(
+            "Model servers up",
+            "short",
+            [
+                (f"ai_platform_gateway_upstream_up{{{GATEWAY}}}", "up {{model}} {{color}}"),
+                (f"ai_platform_gateway_upstream_restarts{{{GATEWAY}}}", "restarts {{model}} {{color}}"),
+            ],
+            "1 while a model's live server passes the gateway's health checks (0: its requests get 503 with "
+            "Retry-After); restarts of the live colour by the embedded supervisor (alert: 3 in 15 minutes).",
+        ),
+        _panel(
+            "Outages, cancelled requests, refused states",
+            "short",
+            [
+                (f"sum by (model) (increase(ai_platform_gateway_upstream_down_total{{{GATEWAY}}}{RATE}))", "outages"),
+                (f"sum by (model) (rate(ai_platform_gateway_cancelled_total{{{GATEWAY}}}{RATE}))", "cancelled/s"),
+                (
+                    f"sum by (model) (increase(ai_platform_gateway_states_refused_total{{{GATEWAY}}}{RATE}))",
+                    "states refused",
+                ),
+            ],
+            "Model servers found down; requests whose caller left (their model server call closed); rollout "
+            "states the gateway refused (it serves the last good one).",
+        ),
+    ]
+
+
 def model_servers() -> list[timeseries.Panel]:
     return [
         _panel(
@@ -241,6 +270,7 @@ def build() -> dashboard.Dashboard:
         ("Reply quality (golden metrics)", quality()),
         ("Guards", guards()),
         ("Generation log and rollouts", generation_log()),
+        ("Serving health", serving_health()),
         ("Model servers (vLLM)", model_servers()),
     ]
     ids = iter(range(1, 100))  # Grafana links to a panel by its id: unique and stable
