@@ -96,7 +96,7 @@ format: .venv/.installed
 # `make demo` leaves the demo model live behind the gateway; this ends both.
 demo-stop:
 	-@test -d demo/platform && for m in $$(ls demo/platform/models | sed 's/\.yaml$$//'); do \
-		AI_PLATFORM_HOME=$(CURDIR)/demo/state .venv/bin/ai-platform rollout stop $$m; done
+		AI_PLATFORM_REPO=$(CURDIR)/demo/platform AI_PLATFORM_HOME=$(CURDIR)/demo/state .venv/bin/ai-platform rollout stop $$m; done
 	-@test -f demo/state/gateway.pid && .venv/bin/python scripts/run_demo.py --stop-gateway
 
 ui: envs

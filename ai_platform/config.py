@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from pydantic_core import ErrorDetails
 
 from ai_platform.errors import ConfigError
-from ai_platform.hosts import loopback
+from ai_platform.hosts import loopback, service_host
 from ai_platform.repo_paths import INSIDE, local_source_roots, model_folder, outside, repo_file
 from ai_platform.repo_yaml import parse_yaml, read_yaml
 
@@ -26,8 +26,55 @@ if TYPE_CHECKING:
     from ai_platform.warehouse import Warehouse
 
 MODEL_NAME = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"  # a DNS label: it names k8s objects too
+# An object name (Secret, claim): a DNS subdomain, as the API server checks it
+K8S_NAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 PROMPT_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 PINNED_IMAGE = re.compile(r"^[^@\s]+@sha256:[0-9a-f]{64}$")
+# Every Kubernetes object a model's manifests name after the model is NAME + one of these (rollout/kubernetes.py):
+# the Service (none), a colour's Deployment, ScaledObject and PodDisruptionBudget, the NetworkPolicy, a canary's
+# Deployment and Service (12 hex of its image digest), a rollback's Job from an operator's machine (5 random hex,
+# `rollout/operator.py`). A Service's name is a DNS-1035 label, 63 characters at most,
+# and so is the `app.kubernetes.io/instance` label value a colour's name is: `ModelSpec.name` is held to the longest.
+CANARY_HEX = 12
+ROLLBACK_HEX = 5
+MODEL_OBJECT_SUFFIXES = (
+    "",
+    "-blue",
+    "-green",
+    "-vllm",
+    "-canary-" + "0" * CANARY_HEX,
+    "-rollback-" + "0" * ROLLBACK_HEX,
+)
+OBJECT_NAME_MAX = 63
+DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+def longest_model_name() -> int:
+    """The longest model name whose every object name fits `OBJECT_NAME_MAX`."""
+    return OBJECT_NAME_MAX - max(len(suffix) for suffix in MODEL_OBJECT_SUFFIXES)
+
+
+QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
+SCALE = {
+    None: 1,
+    "m": 0.001,
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+}
+
+
+def quantity(text: str) -> float:
+    """A Kubernetes quantity (`500m`, `4`, `32Gi`, `1.5G`) as a number (cores, bytes); ValueError if not one."""
+    match = QUANTITY.match(text)
+    if not match:
+        raise ValueError(f"{text!r} is not a Kubernetes quantity (e.g. 500m, 4, 32Gi)")
+    return float(match.group(1)) * SCALE[match.group(2)]
 
 
 class Strict(BaseModel):
@@ -125,13 +172,72 @@ class Toleration(Strict):
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
 
 
+class PodResources(Strict):
+    """CPU and memory of a GPU pod's container (each colour's vLLM, the canary's, the quantize workload) besides its
+    GPUs, and the size of its /dev/shm, as the vLLM production-stack chart sets them (requestCPU, requestMemory,
+    shmSize).
+
+    Requests are what the scheduler reserves on the node. Memory is limited, at the request unless `memory_limit`
+    says more: a pod past it is OOM-killed, not its neighbours. CPU is not limited unless `cpu_limit` says so: a
+    CFS quota throttles vLLM's tokenizer and scheduler threads in bursts, which shows as time to first token.
+    `shm_size`: a memory-backed emptyDir at /dev/shm, where PyTorch and NCCL pass tensors between processes (a
+    container's own is 64 MiB, which tensor parallelism and multi-process loading outgrow); its pages count
+    against the memory limit, so it must stay under it."""
+
+    cpu: str = "4"
+    memory: str = "32Gi"
+    cpu_limit: str | None = None
+    memory_limit: str | None = None
+    shm_size: str = "8Gi"
+
+    @field_validator("cpu", "cpu_limit")
+    @classmethod
+    def _cpu(cls, text: str | None) -> str | None:
+        if text is not None and quantity(text) < 0.1:
+            raise ValueError(f"{text!r}: at least 100m (a tenth of a core)")
+        return text
+
+    @field_validator("memory", "memory_limit")
+    @classmethod
+    def _memory(cls, text: str | None) -> str | None:
+        if text is not None and quantity(text) < 2**30:
+            raise ValueError(f"{text!r}: at least 1Gi (vLLM and the quantize workload load a model)")
+        return text
+
+    @field_validator("shm_size")
+    @classmethod
+    def _shm(cls, text: str) -> str:
+        if quantity(text) < 64 * 2**20:
+            raise ValueError(f"{text!r}: at least 64Mi (what a container has without it)")
+        return text
+
+    @property
+    def memory_limit_or_request(self) -> str:
+        return self.memory_limit or self.memory
+
+    @model_validator(mode="after")
+    def _limits_hold_requests(self) -> PodResources:
+        if self.memory_limit and quantity(self.memory_limit) < quantity(self.memory):
+            raise ValueError(f"memory_limit {self.memory_limit} must be at least the request, memory {self.memory}")
+        if self.cpu_limit and quantity(self.cpu_limit) < quantity(self.cpu):
+            raise ValueError(f"cpu_limit {self.cpu_limit} must be at least the request, cpu {self.cpu}")
+        if quantity(self.shm_size) >= quantity(self.memory_limit_or_request):
+            raise ValueError(
+                f"shm_size {self.shm_size} must stay under the memory limit ({self.memory_limit_or_request}):"
+                " /dev/shm's pages count against it"
+            )
+        return self
+
+
 class GpuPod(Strict):
-    """How GPU stages (quantize, serve) are scheduled on Kubernetes."""
+    """How GPU stages (quantize, serve) are scheduled on Kubernetes. `count` GPUs per pod; vLLM runs one server
+    tensor-parallel across them (`--tensor-parallel-size count`)."""
 
     resource: str = "nvidia.com/gpu"
     count: int = Field(default=1, ge=1)
     node_selector: dict[str, str] = Field(default_factory=dict)
     tolerations: list[Toleration] = Field(default_factory=list)
+    resources: PodResources = Field(default_factory=PodResources)
     # Pinned by digest: the canary's candidate and every colour run this very image, so what passed the
     # canary is what serves. The kubernetes backend requires both (`KubernetesBackend.check`).
     image: str | None = None
@@ -155,7 +261,70 @@ class Autoscaling(Strict):
     max_replicas: int = Field(default=4, ge=1)
     kv_cache_threshold: float = Field(default=0.8, gt=0.0, le=1.0)
     window: str = Field(default="2m", pattern=r"^\d+[smh]$")
-    prometheus_url: str = "http://prometheus-operated.monitoring.svc:9090"
+    # KEDA's Prometheus; unset: the operator's `prometheus-operated` Service in `kubernetes.monitoring.namespace`
+    prometheus_url: str | None = None
+    # When KEDA cannot read the trigger `fallback_failures` times in a row (Prometheus down), the colour runs
+    # `fallback_replicas`, or what it runs now where that is more (KEDA's `currentReplicasIfHigher`, 2.17+): an
+    # outage of the metrics neither scales a loaded model down nor an idle one up to its maximum.
+    fallback_replicas: int = Field(default=1, ge=1)
+    fallback_failures: int = Field(default=3, ge=1, le=100)
+
+    @field_validator("min_replicas")
+    @classmethod
+    def _not_zero(cls, count: int) -> int:
+        if count == 0:
+            raise ValueError(
+                "0 is scale-to-zero, which nothing here wakes: KEDA's Prometheus trigger reads vLLM's metrics, which"
+                " no pod exports at 0 replicas, and the gateway does not hold requests for a cold start; a rollout"
+                " would also count 0 of 0 pods as rolled out. Use 1 or more (KEDA's minReplicaCount)"
+            )
+        return count
+
+    @model_validator(mode="after")
+    def _within(self) -> Autoscaling:
+        if self.fallback_replicas > self.max_replicas:
+            raise ValueError(
+                f"fallback_replicas ({self.fallback_replicas}) is more than max_replicas ({self.max_replicas})"
+            )
+        return self
+
+
+# Kubernetes label keys and values (apimachinery's validation): an optional DNS-subdomain prefix, a name of 63
+LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+LABEL_KEY = rf"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?{LABEL_NAME}$"
+LABEL_VALUE = rf"^({LABEL_NAME})?$"
+
+
+class Monitoring(Strict):
+    """The Prometheus (operator) that scrapes the kit: the namespace it runs in (the NetworkPolicies admit scrapes
+    from there; KEDA asks its `prometheus-operated` Service) and the labels its `podMonitorSelector`,
+    `serviceMonitorSelector` and `ruleSelector` match, set on every PodMonitor and PrometheusRule. The defaults are
+    a kube-prometheus-stack chart installed as release `kube-prometheus-stack` in `monitoring`."""
+
+    namespace: str = Field(default="monitoring", pattern=MODEL_NAME)
+    labels: dict[
+        Annotated[str, Field(pattern=LABEL_KEY, max_length=316)], Annotated[str, Field(pattern=LABEL_VALUE)]
+    ] = Field(default_factory=lambda: {"release": "kube-prometheus-stack"})
+
+
+# Redis 7.4 (alpine), the official image's multi-arch index as several public projects pin it; re-resolve with
+# `docker buildx imagetools inspect redis:7.4-alpine` and set kubernetes.redis.image to move.
+REDIS_IMAGE = "redis:7.4-alpine@sha256:ff02b58f971e7d7d156a1267e283fcbbeee91773b6aa36c49dac28ecfe28eadf"
+
+
+class ClusterRedis(Strict):
+    """The kit's Redis: where the gateway replicas keep their one set of admission windows (`gateway.window_storage`
+    unset on the kubernetes target). Windows only: no persistence, a memory cap, evicting the oldest windows."""
+
+    image: str = REDIS_IMAGE
+    max_memory_mb: int = Field(default=128, ge=16, le=65536)
+
+    @field_validator("image")
+    @classmethod
+    def _pinned(cls, image: str) -> str:
+        if not PINNED_IMAGE.match(image):
+            raise ValueError(f"{image!r} is not pinned by digest (REPO[:TAG]@sha256:<64 hex>)")
+        return image
 
 
 class ClusterGateway(Strict):
@@ -165,15 +334,27 @@ class ClusterGateway(Strict):
     replicas: int = Field(default=2, ge=2)  # two at least: a PodDisruptionBudget keeps one while nodes drain
     max_replicas: int = Field(default=8, ge=2)
     cpu_utilization: int = Field(default=70, ge=10, le=100)  # the HPA's target, percent of the CPU request
+    # The gateway's own registry login, pull-only (AI_PLATFORM_REGISTRY_USERNAME and _PASSWORD, or _TOKEN): it
+    # reads the rollouts and prompt bundles kept there and pushes nothing, so it never holds the pipeline's
+    # push credentials (`kubernetes.registry_secret`). Unset: the registry needs no login to read.
+    registry_secret: str | None = Field(default=None, pattern=K8S_NAME)
+    # The Secret holding the gateway's hashed API keys (key `keys.json`, `ai-platform keys create`), mounted
+    # as a directory, so a rotated key reaches every replica without a restart
+    keys_secret: str = Field(default="ai-platform-gateway-keys", pattern=K8S_NAME)
 
 
 class Kubernetes(Strict):
-    namespace: str = "ai-platform"
+    """The cluster's names: the namespace every object lives in, and every Secret and claim a pod refers to (the
+    operator creates them; docs/kubernetes.md says how). No other place names one."""
+
+    namespace: str = Field(default="ai-platform", pattern=MODEL_NAME)  # a DNS label
     gateway: ClusterGateway = Field(default_factory=ClusterGateway)
     # The Secret whose key AI_PLATFORM_VLLM_API_KEY vLLM requires (`--api-key`); the gateway and the run pods
     # send it (their env carries the same Secret), so nothing else in the cluster can call vLLM
-    vllm_api_key_secret: str = "ai-platform-vllm"
+    vllm_api_key_secret: str = Field(default="ai-platform-vllm", pattern=K8S_NAME)
     autoscaling: Autoscaling = Field(default_factory=Autoscaling)
+    monitoring: Monitoring = Field(default_factory=Monitoring)
+    redis: ClusterRedis = Field(default_factory=ClusterRedis)
     gpu: GpuPod = Field(default_factory=GpuPod)
     service_account: str | None = None
     # With `storage.artifact_store: folder` only: a ReadWriteMany claim holding the platform
@@ -182,7 +363,34 @@ class Kubernetes(Strict):
     home_claim: str | None = None
     # A Secret with AI_PLATFORM_REGISTRY_USERNAME and _PASSWORD (or _TOKEN), given to workload
     # pods as environment: they fetch their inputs from the registry and push their output.
-    registry_secret: str | None = None
+    registry_secret: str | None = Field(default=None, pattern=K8S_NAME)
+    # `kubernetes.io/dockerconfigjson` Secrets (`kubectl create secret docker-registry`) the kubelet pulls
+    # private images with: on every pod that runs or mounts one (vLLM's model image volume, the canary, the
+    # gateway, the quantize pod, the step pods). Empty: every image is public, or the nodes can pull them.
+    image_pull_secrets: list[str] = Field(default_factory=list)
+    # A Secret with PGPASSWORD for the DuckLake catalog (storage.warehouse), for the pods that use the warehouse
+    lake_secret: str | None = Field(default=None, pattern=K8S_NAME)
+    # A ReadWriteMany PersistentVolumeClaim holding the lake's data files, mounted at storage.warehouse_data in
+    # every pod that reads or writes the warehouse (step pods, the gateway); required when that is a path
+    lake_claim: str | None = Field(default=None, pattern=K8S_NAME)
+    # The ConfigMap of the pipeline's environment (AI_PLATFORM_REPO, AI_PLATFORM_HOME, AI_PLATFORM_BRANCH) that
+    # the Dagster run pods and the kit's operator pods (a rollback's Job, the reap CronJob) take. Not
+    # `<release>-pipeline-env`: the Dagster chart makes that one itself (`dagster-pipeline-env` for release `dagster`)
+    pipeline_env_config_map: str = Field(default="ai-platform-pipeline-env", pattern=K8S_NAME)
+    # A Secret with git's own configuration as environment (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n, GIT_CONFIG_VALUE_n:
+    # e.g. `http.https://git.example.com/.extraHeader` = `Authorization: Bearer <token>`), for the pods that fetch
+    # a private platform repo: the code location, the run pods, the kit's operator pods. Unset: a public repo
+    git_secret: str | None = Field(default=None, pattern=K8S_NAME)
+
+    @field_validator("image_pull_secrets")
+    @classmethod
+    def _secret_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not re.match(K8S_NAME, name):
+                raise ValueError(
+                    f"{name!r} is not a Secret name (a DNS subdomain: lowercase letters, digits, '-', '.')"
+                )
+        return names
 
 
 class Execution(Strict):
@@ -208,7 +416,8 @@ class GatewayConfig(Strict):
 
     keys: str = "gateway/keys.json"
     # Where the admission windows live: memory:// for one gateway process, redis://HOST:PORT for
-    # replicas that share them (any storage URI of the `limits` library).
+    # replicas that share them (any storage URI of the `limits` library). On the kubernetes target, unset means
+    # the kit's Redis (`kubernetes.redis`), and memory:// is refused: each replica would admit the whole budget.
     window_storage: str = "memory://"
     # Seconds a stopping gateway (SIGTERM) lets the requests in flight finish; what is left is then cut (its
     # model server's connection closed). Keep it under the pod's terminationGracePeriodSeconds.
@@ -232,6 +441,27 @@ class PlatformConfig(Strict):
                 " registry.url must name one (https://HOST[/PREFIX])"
             )
         return self
+
+
+REDIS_SERVICE = "ai-platform-redis"  # the kit's Redis Service (rollout/redis_kit.py)
+
+
+def shared_window(config: PlatformConfig) -> str:
+    """The admission windows' storage of the cluster's gateway replicas: platform.yaml's `gateway.window_storage`
+    where it names one, else the kit's Redis; memory:// (one window per replica) is refused."""
+    gateway = config.gateway
+    if "window_storage" not in gateway.model_fields_set:
+        # bounded waits: a Redis that stops answering (a node gone) costs a request 0.5 s before the replica
+        # admits from its own windows (serving/gateway/admission.py), not the kernel's TCP timeouts
+        host = service_host(REDIS_SERVICE, config.kubernetes.namespace)
+        return f"redis://{host}:6379?socket_timeout=0.5&socket_connect_timeout=0.5"
+    if gateway.window_storage.startswith("memory://"):
+        raise ValueError(
+            f"gateway.window_storage: {gateway.window_storage} keeps one admission window per gateway process, and"
+            f" the cluster runs {config.kubernetes.gateway.replicas} or more replicas: together they would admit"
+            " that many times the budget. Leave it unset (the kit's Redis) or name a redis://HOST:PORT"
+        )
+    return gateway.window_storage
 
 
 # ---------------------------------------------------------------- models/<name>.yaml
@@ -353,7 +583,9 @@ class Admission(Strict):
     its `max_tokens`, in units of 256. The weights admitted in the last `window_s` seconds
     may sum to `budget`, and one key to `key_share` of it. Over either, the request is
     retried at `degrade_max_tokens` (if set and smaller), else refused with 429 and a
-    Retry-After. `max_tokens` is what a request that names none gets.
+    Retry-After. A request heavier than one key's share even at `degrade_max_tokens` can never
+    be admitted: it gets a 413 naming the limit, never a 429. `max_tokens` is what a request
+    that names none gets.
     """
 
     window_s: int = Field(default=10, ge=1)
@@ -415,6 +647,12 @@ class InjectionGuard(Strict):
     threshold: float = Field(default=0.8, ge=0.0, le=1.0)  # the input's injection score that triggers it
 
 
+class LeakGuard(Strict):
+    action: Literal["block", "log"] = "log"
+    # a run of this many consecutive tokens (words; CJK characters) of the compiled system prompt is a leak
+    min_tokens: int = Field(default=8, ge=4, le=64)
+
+
 class Guards(Strict):
     """What the gateway does when a guard fires on this model's traffic; every action is an audit row.
 
@@ -422,12 +660,31 @@ class Guards(Strict):
     `[PII:kind]` (`mask`), or only recorded (`log`). `injection`: an input scoring at or over
     the threshold is refused (`block`) or recorded (`log`). `store_inputs`: what
     `generations.input` keeps: the input as it came (`raw`), with PII masked (`masked`), or
-    nothing (`none`). The defaults are the reference article's (§5.2).
+    nothing (`none`). The defaults are the reference article's (§5.2). `leak`: a prompt run's
+    reply that repeats `min_tokens` or more consecutive tokens of its compiled system prompt
+    (detectors/leak.py) is recorded (`log`, the default) or withheld as a PII block is (`block`).
     """
 
     pii: Literal["block", "mask", "log"] = "block"
     injection: InjectionGuard = InjectionGuard()  # frozen: one shared default is safe
+    leak: LeakGuard = LeakGuard()
     store_inputs: Literal["raw", "masked", "none"] = "masked"
+    # Whose national phone formats the PII guard reads (ISO 3166 codes libphonenumber knows); `+CC` numbers
+    # are found for every region whatever this lists.
+    phone_regions: tuple[str, ...] = Field(default=("CN", "US", "GB", "DE", "FR", "JP"), min_length=1)
+
+    @field_validator("phone_regions", mode="before")
+    @classmethod
+    def _known_regions(cls, value: object) -> object:
+        if not isinstance(value, list | tuple):
+            return value
+        import phonenumbers  # only when a spec names regions: config stays cheap to import
+
+        regions = tuple(str(v).upper() for v in value)
+        unknown = [r for r in regions if r not in phonenumbers.SUPPORTED_REGIONS]
+        if unknown:
+            raise ValueError(f"not a region libphonenumber knows (ISO 3166 alpha-2): {', '.join(unknown)}")
+        return regions
 
 
 class Trust(Strict):
@@ -467,6 +724,20 @@ class ModelSpec(Strict):
     canary: Canary
     guards: Guards = Field(default_factory=Guards)
     trust: Trust = Field(default_factory=Trust)
+
+    @field_validator("name")
+    @classmethod
+    def _object_names_fit(cls, name: str) -> str:
+        """Every object name the model's manifests make is a valid DNS-1035 label (`MODEL_OBJECT_SUFFIXES`)."""
+        if not DNS_1035.match(name):
+            raise ValueError(f"{name!r} names Kubernetes Services, whose names must start with a letter (DNS-1035)")
+        longest = max((name + suffix for suffix in MODEL_OBJECT_SUFFIXES), key=len)
+        if len(longest) > OBJECT_NAME_MAX:
+            raise ValueError(
+                f"makes the Kubernetes object name {longest!r} (a canary's Service), {len(longest)} characters, over"
+                f" the {OBJECT_NAME_MAX} a Service name may have: at most {longest_model_name()} characters"
+            )
+        return name
 
 
 # ---------------------------------------------------------------- loading

@@ -13,3 +13,10 @@ def loopback(hostname: str) -> bool:
         return ipaddress.ip_address(hostname).is_loopback
     except ValueError:
         return False
+
+
+def service_host(name: str, namespace: str) -> str:
+    """A Kubernetes Service's in-cluster host name, `<name>.<namespace>.svc`: every pod's resolv.conf searches
+    `<ns>.svc.<domain> svc.<domain> <domain>`, so it resolves whatever the cluster domain is (never `cluster.local`
+    assumed: a cluster with a custom domain would resolve none of them)."""
+    return f"{name}.{namespace}.svc"

@@ -177,6 +177,10 @@ class LiveRelease:
     model_dir: str = ""  # the model folder its vLLM serves on this machine ("" in a cluster): what a restart serves
     log_path: str = ""  # its vLLM's log on this machine
     restarts: int = 0  # times the embedded supervisor started it again after its process died (rollout/heal.py)
+    # In a cluster, the GPUs its pods ask for: {"resource", "count", "node_selector"} of platform.yaml's
+    # kubernetes.gpu (part of the release there, so a rollback restores it); {} on this machine or from an older
+    # platform.
+    gpu: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -201,6 +205,14 @@ class ModelState:
     # that a rollback finds it warm; past it, the next rollout or `rollout.kubernetes.reap_idle` pauses it at 0.
     # 0: nothing is kept warm (never switched, already reaped, or the embedded backend, which stops it at once).
     idle_until: float = 0.0
+    # When (epoch seconds) `ai-platform rollout stop` stopped the model: no replica serves it until the next rollout
+    # or a rollback, which clear it. 0: not stopped. In a cluster `live` stays what was live (its colours at 0
+    # replicas); on this machine the stop clears `live`.
+    stopped_at: float = 0.0
+
+    @property
+    def stopped(self) -> bool:
+        return self.stopped_at > 0
 
     @property
     def idle_color(self) -> str:

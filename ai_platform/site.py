@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ai_platform.artifacts import ArtifactStore
 from ai_platform.backend import Backend, for_config
-from ai_platform.changes import is_remote, local_repo
+from ai_platform.changes import is_remote, local_repo, sync
 from ai_platform.config import Platform, PlatformConfig, parse_platform_config, under
 from ai_platform.errors import ConfigError, NoHomeError, PlatformRepoError
 from ai_platform.oci.store import open_store
@@ -52,6 +52,14 @@ class Location:
         if self.home is None:
             raise NoHomeError(f"no platform home: pass {option} or set {HOME_ENV}")
         return self.home
+
+    def fetched(self) -> Location:
+        """This location with a remote repo's branch fetched into the home's mirror (`changes.sync`), where
+        `git_dir` reads it: what a command that reads the repo does first on a machine (an operator's pod, a laptop)
+        where no sensor fetched it. A folder is read as it is; no repo, nothing to fetch."""
+        if self.repo is not None and is_remote(self.repo):
+            sync(self.repo, self.need_home(), self.branch)
+        return self
 
     def git_dir(self) -> Path | None:
         """Where git reads the repo: the folder itself, or a remote's mirror under the home."""

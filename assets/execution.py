@@ -74,10 +74,21 @@ def executor(steps: Steps) -> dg.ExecutorDefinition:
         return dg.multiprocess_executor.configured({"max_concurrent": steps.max_concurrent})
     from dagster_k8s import k8s_job_executor
 
-    step = {"pod_template_spec_metadata": {"labels": dict(steps.pod_labels)}}
     return k8s_job_executor.configured(
-        {"job_namespace": steps.namespace, "max_concurrent": steps.max_concurrent, "step_k8s_config": step}
+        {"job_namespace": steps.namespace, "max_concurrent": steps.max_concurrent, "step_k8s_config": step_k8s(steps)}
     )
+
+
+def step_k8s(steps: Steps) -> dict[str, Any]:
+    """The k8s_job_executor's `step_k8s_config` (dagster-k8s's UserDefinedDagsterK8sConfig) for the backend's
+    step pods: their labels, their pod spec (pull Secrets, the image's user and the volumes it owns: the lake's
+    data claim) and their container's mounts."""
+    step: dict[str, Any] = {"pod_template_spec_metadata": {"labels": dict(steps.pod_labels)}}
+    if steps.pod_spec:
+        step["pod_spec_config"] = dict(steps.pod_spec)
+    if steps.volume_mounts:
+        step["container_config"] = {"volume_mounts": list(steps.volume_mounts)}
+    return step
 
 
 LOCATION = locate()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,33 +160,39 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry
         log.close()
 
 
-@pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Debian's redis-server on 127.0.0.1 (no persistence), for the whole session."""
+def redis_server(port: int, folder: Path) -> subprocess.Popen[bytes]:
+    """Debian's redis-server on 127.0.0.1:`port` (no persistence), once it takes connections; skip without it."""
+    import socket
+    import time
+
     binary = shutil.which("redis-server")
     if not binary:
         pytest.skip("redis-server is not installed (apt-get install redis-server; `make test` installs it)")
-    import socket
-    import subprocess
-    import time
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    folder = tmp_path_factory.mktemp("redis")
     process = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    url = f"redis://127.0.0.1:{port}"
+    for _ in range(100):
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return process
+        time.sleep(0.05)
+    process.terminate()
+    raise RuntimeError(f"redis-server did not take connections on port {port}")
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Debian's redis-server on 127.0.0.1 (no persistence), for the whole session."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = redis_server(port, tmp_path_factory.mktemp("redis"))
     try:
-        for _ in range(100):
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
-        yield url
+        yield f"redis://127.0.0.1:{port}"
     finally:
         process.terminate()
         process.wait(timeout=10)

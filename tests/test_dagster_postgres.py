@@ -28,11 +28,12 @@ def pg_instance(postgres: PostgresServer, tmp_path: Path, monkeypatch: pytest.Mo
     name = f"dagster_{uuid.uuid4().hex[:12]}"
     postgres.create_database(name)
     settings = dict(part.split("=", 1) for part in postgres.dsn.split())
-    for key, value in {"HOST": settings["host"], "PORT": settings["port"], "USER": settings["user"]}.items():
-        monkeypatch.setenv(f"DAGSTER_PG_{key}", value)
-    monkeypatch.setenv("DAGSTER_PG_PASSWORD", "")
-    monkeypatch.setenv("DAGSTER_PG_DB", name)
+    monkeypatch.setenv("DAGSTER_PG_PASSWORD", "")  # as the chart sets it, from its postgresql Secret
     deployed = yaml.safe_load((ROOT / "deploy" / "dagster-instance.kubernetes.yaml").read_text())
+    # the file names the cluster's server (the Helm values' postgresql): this test's server instead
+    deployed["storage"]["postgres"]["postgres_db"].update(
+        hostname=settings["host"], port=int(settings["port"]), username=settings["user"], db_name=name
+    )
     home = tmp_path / "dagster"
     home.mkdir()
     (home / "dagster.yaml").write_text(

@@ -255,10 +255,12 @@ def test_a_field_the_gateway_weighs_or_guards_is_checked(
 
 
 def test_max_completion_tokens_is_what_admission_weighs(client: TestClient, upstream: FakeUpstream) -> None:
-    """vLLM generates up to max_completion_tokens when a request gives it, whatever max_tokens says."""
+    """vLLM generates up to max_completion_tokens when a request gives it, whatever max_tokens says: a value no key
+    could ever be admitted at is the caller's to change, a 400 naming it (issue 32: never a 429 that says retry)."""
     sent = len(upstream.requests)
     huge = client.post("/v1/chat/completions", json={"model": MODEL, "messages": [], "max_completion_tokens": 10**15})
-    assert huge.status_code == 429 and len(upstream.requests) == sent
+    assert huge.status_code == 400 and len(upstream.requests) == sent, huge.text
+    assert huge.json()["error"]["param"] == "max_completion_tokens" and "retry-after" not in huge.headers
     small = client.post("/v1/chat/completions", json={"model": MODEL, "messages": [], "max_completion_tokens": 10})
     assert small.status_code == 200
     assert upstream.requests[-1]["max_completion_tokens"] == upstream.requests[-1]["max_tokens"] == 10

@@ -98,7 +98,7 @@ def test_a_kubernetes_rollout_tells_the_gateway_the_service_and_the_bundle_by_di
     prompts = PromptBundle("sha256:" + "2" * 64, "c", "/nowhere", pushed)
     state = next_state(platform, spec, None, "green", image, prompts, "dep")
     assert state.live is not None
-    assert state.live.base_url == f"http://{MODEL}.ai-platform.svc.cluster.local"
+    assert state.live.base_url == f"http://{MODEL}.ai-platform.svc"
     assert state.live.bundle_layout == f"registry.example.com/ml/{MODEL}-prompts@sha256:{'2' * 64}"
     assert state.live.model_image == image and state.live.prompt_bundle == prompts  # the records, for a rollback
     assert state.inbox == "" and state.keys_file == "" and state.guards  # no paths of the rollout's machine

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import kubernetes_validate
 from fake_upstream import FakeUpstream, serving
 from gateway_harness import MODEL, NOWHERE, api_key, client, roll_out, served
+from k8s_schema import validate_strictly
 from prometheus_client.parser import text_string_to_metric_families
 
 from ai_platform.config import load_platform
@@ -114,7 +114,7 @@ def test_the_cluster_gateways_probes_are_its_liveness_and_readiness(demo_repo: P
     assert drain == load_platform(demo_repo).config.gateway.drain_s and pre_stop >= 5
     assert pod["terminationGracePeriodSeconds"] > pre_stop + drain
     for manifest in gateway.values():
-        kubernetes_validate.validate(manifest, "1.35.0", strict=True)
+        validate_strictly(manifest)
 
 
 def test_a_state_the_gateway_cannot_read_is_refused_and_the_model_keeps_its_last_good_one(

@@ -61,11 +61,14 @@ def test_gpu_pod_renders_and_validates_strictly(tmp_path: Path) -> None:
     kubernetes_validate.validate(manifest, "1.35.0", strict=True)
 
     container = manifest["spec"]["containers"][0]
-    assert container["resources"]["limits"] == {"nvidia.com/gpu": "2"}
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": "2", "memory": "32Gi"}
     assert manifest["spec"]["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
     assert manifest["spec"]["tolerations"][0]["key"] == "nvidia.com/gpu"
     assert manifest["spec"]["serviceAccountName"] == "quantizer"
-    assert container["volumeMounts"] == [{"name": "home", "mountPath": "/var/lib/ai-platform"}]
+    assert container["volumeMounts"] == [
+        {"name": "dshm", "mountPath": "/dev/shm"},
+        {"name": "home", "mountPath": "/var/lib/ai-platform"},
+    ]
     assert {e["name"] for e in container["env"]} >= {"DAGSTER_PIPES_CONTEXT", "HF_HUB_OFFLINE"}
     assert container["envFrom"] == [{"secretRef": {"name": "registry-credentials"}}]  # the registry store's login
 

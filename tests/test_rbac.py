@@ -17,7 +17,7 @@ from ai_platform.rollout import rbac
 from ai_platform.rollout.kubernetes import canary_manifests, render, switch
 
 DIGEST = "sha256:" + "ab" * 32
-TYPED = re.compile(r"^(create|read|list|delete|patch|replace)_namespaced_([a-z]+?)(_status|_log)?$")
+TYPED = re.compile(r"^(create|read|list|delete|patch|replace)_namespaced_([a-z]+?)(_status|_log|_scale)?$")
 VERB = {"read": "get", "replace": "update"}
 # The dagster-k8s modules our code drives: PipesK8sClient (assets/execution.py), k8s_job_executor's client
 LIBRARY = [Path(dagster_k8s.__file__).parent / name for name in ("pipes.py", "client.py")]

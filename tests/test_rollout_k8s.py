@@ -1,5 +1,6 @@
 """Kubernetes manifests for a model: rendered by `ai-platform rollout render`, every built-in kind
-validated strictly against Kubernetes 1.35, the CRDs (KEDA, Prometheus operator) checked by shape.
+validated strictly (`k8s_schema.validate_strictly`): built-in kinds against Kubernetes 1.35, the custom resources
+(KEDA, Prometheus operator) against their projects' CRD schemas at pinned versions (tests/crds/).
 Applying them needs a cluster: that test is marked `k8s` and skips without one."""
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
-import kubernetes_validate
 import pytest
 import yaml
 from conftest import MODEL
+from k8s_schema import CRD_FILES, SchemaError, validate_strictly
 
 from ai_platform.backend.kubernetes import KubernetesBackend
 from ai_platform.config import load_platform
@@ -24,11 +26,6 @@ from ai_platform.errors import ServingError
 from ai_platform.records import ImageLocation, LiveRelease, ModelImage, ModelState, PromptBundle, Records
 from ai_platform.rollout.kubernetes import canary_manifests, candidate_server, render, rollout_status
 
-CRDS = {
-    ("keda.sh/v1alpha1", "ScaledObject"),
-    ("monitoring.coreos.com/v1", "PodMonitor"),
-    ("monitoring.coreos.com/v1", "PrometheusRule"),
-}
 DIGEST = "sha256:" + "ab" * 32
 GATEWAY_IMAGE = "registry.example.com/ai-platform/code@sha256:" + "ef" * 32
 
@@ -48,15 +45,45 @@ def rendered(demo_repo: Path) -> list[dict]:
 def test_every_manifest_validates(demo_repo: Path) -> None:
     manifests = rendered(demo_repo)
     kinds = {"Deployment", "Service", "ScaledObject", "NetworkPolicy", "PodMonitor", "PrometheusRule", "ConfigMap"}
+    kinds |= {"PodDisruptionBudget"}
     assert {m["kind"] for m in manifests} == kinds
     for manifest in manifests:
         assert manifest["metadata"]["labels"]["app.kubernetes.io/part-of"] == "ai-platform"
         if manifest["kind"] != "ConfigMap":  # the dashboard: one for every model
             assert manifest["metadata"]["labels"]["app.kubernetes.io/name"] == MODEL
-        if (manifest["apiVersion"], manifest["kind"]) in CRDS:
-            assert manifest["spec"] and manifest["metadata"]["namespace"]
-            continue
-        kubernetes_validate.validate(manifest, "1.35.0", strict=True)
+        validate_strictly(manifest)
+
+
+@pytest.mark.parametrize(
+    ("kind", "where", "misspelt"),
+    [
+        ("ScaledObject", ("spec",), "minReplicas"),  # KEDA's is minReplicaCount
+        ("ScaledObject", ("spec", "triggers", 0), "metrictype"),
+        ("PodMonitor", ("spec", "podMetricsEndpoints", 0), "scrapeInterval"),  # the operator's is interval
+        ("PrometheusRule", ("spec", "groups", 0, "rules", 0), "for_"),
+        ("PrometheusRule", ("metadata",), "label"),  # ObjectMeta's is labels
+    ],
+)
+def test_a_misspelt_field_in_a_custom_resource_is_rejected(
+    demo_repo: Path, kind: str, where: tuple[str | int, ...], misspelt: str
+) -> None:
+    """The CRD schemas are closed as the API server closes them: `kubectl apply` (strict field validation) refuses
+    an unknown field, and without it the field is pruned: a setting that silently does nothing."""
+    manifest = next(m for m in rendered(demo_repo) if m["kind"] == kind)
+    validate_strictly(manifest)
+    node: Any = manifest
+    for step in where:
+        node = node[step]
+    node[misspelt] = node.get("labels", 1) if misspelt == "label" else 1
+    with pytest.raises(SchemaError, match=misspelt):
+        validate_strictly(manifest)
+
+
+def test_a_kind_no_schema_covers_is_an_error() -> None:
+    with pytest.raises(SchemaError, match="no schema"):
+        validate_strictly({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+    with pytest.raises(SchemaError, match="no schema"):  # a version the pinned CRD does not serve
+        validate_strictly({"apiVersion": "keda.sh/v1beta9", "kind": "ScaledObject", "metadata": {"name": "w"}})
 
 
 def test_deployment_serves_the_model_image_on_a_gpu_with_health_probes(demo_repo: Path) -> None:
@@ -64,15 +91,13 @@ def test_deployment_serves_the_model_image_on_a_gpu_with_health_probes(demo_repo
     pod = deployment["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     assert container["image"].startswith("vllm/vllm-openai")
-    assert pod["volumes"] == [
-        {
-            "name": "model",
-            "image": {"reference": f"registry.example.com/ml/{MODEL}@{DIGEST}", "pullPolicy": "IfNotPresent"},
-        }
-    ]
+    assert pod["volumes"][0] == {
+        "name": "model",
+        "image": {"reference": f"registry.example.com/ml/{MODEL}@{DIGEST}", "pullPolicy": "IfNotPresent"},
+    }
     assert container["args"][container["args"].index("--model") + 1] == f"/model-image/models/{MODEL}"
     assert "--quantization" not in container["args"]  # the checkpoint's own config says how it is quantized
-    assert container["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "1"
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert container[probe]["httpGet"]["path"] == "/health"
     assert deployment["metadata"]["name"] == f"{MODEL}-green"
@@ -89,6 +114,7 @@ def test_service_selects_the_live_color_and_keda_watches_the_kv_cache(demo_repo:
         "VllmDown",
         "ReplyRepetitionHigh",
         "PiiInReplies",
+        "SystemPromptLeaked",
         "PromptInjectionAttempts",
     } <= alerts
 
@@ -106,8 +132,12 @@ def test_render_cli_writes_one_file_per_manifest(demo_repo: Path, tmp_path: Path
     files = sorted(tmp_path.glob("*.yaml"))
     kinds = sorted(yaml.safe_load(path.read_text())["kind"] for path in files)
     model = ["Deployment", "Deployment", "ScaledObject", "ScaledObject", "Service", "NetworkPolicy", "PodMonitor"]
+    model += ["PodDisruptionBudget", "PodDisruptionBudget"]  # each colour has its own, the idle one too
     shared = ["PrometheusRule", "ConfigMap", "ServiceAccount", "Role", "RoleBinding"]  # the dashboard, the run pods
+    shared += ["Role", "CronJob"]  # the operator's Role, the reap
     gateway = ["Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget"]
+    gateway += ["PodMonitor", "PrometheusRule"]  # its /metrics, GatewayDown
+    gateway += ["Deployment", "Service", "NetworkPolicy"]  # the kit's Redis: the replicas' admission windows
     assert kinds == sorted([*model, *shared, *gateway]), kinds
     idle = yaml.safe_load((tmp_path / f"scaledobject-{MODEL}-green.yaml").read_text())
     assert idle["metadata"]["annotations"] == {"autoscaling.keda.sh/paused-replicas": "0"}  # both colours, one idle
@@ -115,9 +145,7 @@ def test_render_cli_writes_one_file_per_manifest(demo_repo: Path, tmp_path: Path
         text = path.read_text()
         assert "&id" not in text and "*id" not in text, f"{path.name}: YAML anchors"
         assert ":latest" not in text and "0" * 64 not in text, f"{path.name}: an unpinned or placeholder image"
-        manifest = yaml.safe_load(text)
-        if (manifest["apiVersion"], manifest["kind"]) not in CRDS:
-            kubernetes_validate.validate(manifest, "1.35.0", strict=True)
+        validate_strictly(yaml.safe_load(text))
     deployment = yaml.safe_load((tmp_path / f"deployment-{MODEL}-blue.yaml").read_text())
     assert deployment["spec"]["template"]["spec"]["volumes"][0]["image"]["reference"] == image
 
@@ -135,7 +163,7 @@ def test_the_canary_candidate_has_its_own_deployment_and_service_that_users_neve
     spec = platform.model(MODEL)
     candidate, own = canary_manifests(platform, spec, f"registry.example.com/ml/{MODEL}@{DIGEST}", DIGEST)
     for manifest in (candidate, own):
-        kubernetes_validate.validate(manifest, "1.35.0", strict=True)
+        validate_strictly(manifest)
         assert manifest["metadata"]["name"] == f"{MODEL}-canary-{'ab' * 6}"
     assert candidate["spec"]["replicas"] == 1
     assert "ai-platform/bundle" not in candidate["metadata"]["annotations"]  # the eval sends the prompts
@@ -160,7 +188,8 @@ def test_a_prompt_only_canary_on_kubernetes_uses_the_live_service(demo_repo: Pat
     records.publish(ModelState(MODEL, "", live=live), MODEL)
     logged: list[str] = []
     with candidate_server(snap, on_disk, log=logged.append) as url:  # same release: no cluster call at all
-        assert url == f"http://{MODEL}.{platform.config.kubernetes.namespace}.svc.cluster.local"
+        # <name>.<namespace>.svc: every pod's resolv.conf search path completes it, whatever the cluster domain
+        assert url == f"http://{MODEL}.{platform.config.kubernetes.namespace}.svc"
     assert "live green Service" in logged[0]
 
     # the same image under other server settings is another release: the candidate needs its own Deployment
@@ -186,7 +215,7 @@ def test_apply_on_a_live_cluster(demo_repo: Path) -> None:
     assert client.VersionApi().get_code().major == "1"
     api = dynamic.DynamicClient(client.ApiClient())
     platform = load_platform(demo_repo)
-    core = [m for m in rendered(demo_repo) if (m["apiVersion"], m["kind"]) not in CRDS]
+    core = [m for m in rendered(demo_repo) if (m["apiVersion"], m["kind"]) not in CRD_FILES]
     core += canary_manifests(platform, platform.model(MODEL), f"registry.example.com/ml/{MODEL}@{DIGEST}", DIGEST)
     for manifest in core:
         manifest["metadata"]["namespace"] = "default"  # one that every cluster has
@@ -213,7 +242,7 @@ def deployment_status(generation: int, desired: int, **status: object) -> dict:
         },
         "status": {k: v for k, v in status.items() if v},
     }
-    kubernetes_validate.validate(found, "1.35.0", strict=True)
+    validate_strictly(found)
     return found
 
 
@@ -354,16 +383,16 @@ def test_the_gateway_in_the_cluster_and_who_may_call_vllm(demo_repo: Path, tmp_p
     platform = load_platform(demo_repo)
     gateway = {m["kind"]: m for m in cluster_gateway.manifests(platform, GATEWAY_IMAGE)}
     for manifest in gateway.values():
-        kubernetes_validate.validate(manifest, "1.35.0", strict=True)
+        validate_strictly(manifest)
     pod = gateway["Deployment"]["spec"]["template"]
-    assert (
-        gateway["Deployment"]["spec"]["replicas"] >= 2
-        and gateway["HorizontalPodAutoscaler"]["spec"]["minReplicas"] >= 2
-    )
+    # the HPA owns the scale: a Deployment that set `replicas` would be reset to it by every `kubectl apply -f kit/`
+    assert "replicas" not in gateway["Deployment"]["spec"]
+    assert gateway["HorizontalPodAutoscaler"]["spec"]["minReplicas"] >= 2  # what starts it
+    assert pod["spec"]["automountServiceAccountToken"] is False  # it never calls the API server
     assert gateway["PodDisruptionBudget"]["spec"]["minAvailable"] == 1
     args = pod["spec"]["containers"][0]["args"]
     assert args[args.index("--states-from") + 1] == platform.config.registry.url  # rollouts from the registry
-    assert args[args.index("--window-storage") + 1] == platform.config.gateway.window_storage  # the gateway's own
+    assert args[args.index("--window-storage") + 1].startswith("redis://")  # the replicas' one window
     assert pod["metadata"]["labels"].items() >= GATEWAY.items()
 
     models = {m["kind"]: m for m in rendered(demo_repo)}
@@ -387,3 +416,22 @@ def test_our_clients_send_the_vllm_key_where_one_is_set(monkeypatch: pytest.Monk
     assert upstream_headers() == {}
     monkeypatch.setenv(VLLM_API_KEY_ENV, "s3cret")
     assert upstream_headers() == {"Authorization": "Bearer s3cret"}
+
+
+def test_the_stand_in_api_server_refuses_what_a_strict_cluster_refuses(demo_repo: Path, tmp_path: Path) -> None:
+    """`tests/fake_kube.py` answers an apply the schemas reject with 422, so every switch test checks what it
+    applies, as the API server would."""
+    from fake_kube import FakeKube, kubeconfig, serving
+    from kubernetes import config, dynamic
+    from kubernetes.client.exceptions import ApiException
+
+    scaled = next(m for m in rendered(demo_repo) if m["kind"] == "ScaledObject")
+    with serving(FakeKube(lambda pod: 1)) as kube:
+        api = dynamic.DynamicClient(config.new_client_from_config(str(kubeconfig(kube, tmp_path / "kubeconfig"))))
+        resource = api.resources.get(api_version=scaled["apiVersion"], kind=scaled["kind"])
+        name, ns = scaled["metadata"]["name"], scaled["metadata"]["namespace"]
+        resource.server_side_apply(body=scaled, name=name, namespace=ns, field_manager="t", force_conflicts=True)
+        scaled["spec"]["maxReplicas"] = 3  # KEDA's is maxReplicaCount
+        with pytest.raises(ApiException) as refused:
+            resource.server_side_apply(body=scaled, name=name, namespace=ns, field_manager="t", force_conflicts=True)
+        assert refused.value.status == 422 and "maxReplicas" in str(refused.value.body)

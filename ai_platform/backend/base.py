@@ -17,7 +17,7 @@ from typing import Protocol
 from ai_platform.backend.workload import Steps, Workload
 from ai_platform.config import Platform, PlatformConfig
 from ai_platform.logs import Log
-from ai_platform.records import LiveRelease, ModelImage, PromptBundle
+from ai_platform.records import LiveRelease, ModelImage, ModelState, PromptBundle
 from ai_platform.rollout.notify import notify
 from ai_platform.serving.runtime import Runtime
 from ai_platform.specs import SpecSnapshot
@@ -60,6 +60,17 @@ class Backend(Protocol):
         """What the serving runtime can execute (the serving preflight); None where it cannot be probed from here."""
         ...
 
+    def state(self, platform: Platform, model: str) -> ModelState | None:
+        """`model`'s rollout state (live, previous, rollback window, stopped) from where this target keeps it: the
+        platform home here, the artifact store there (readable from any machine with platform.yaml and the
+        registry's credentials); None: never rolled out."""
+        ...
+
+    def colors(self, platform: Platform, model: str) -> dict[str, dict[str, int]]:
+        """Each colour that exists for `model` and what runs of it: {"replicas": asked, "available": serving}; read
+        through the cluster's API there, the live colour's health here."""
+        ...
+
     def live(self, platform: Platform, model: str) -> LiveRelease | None:
         """What `model`'s users are served on this target (None: nothing yet), from the one place its rollouts
         keep it: the platform home here, the artifact store (the registry the cluster's gateway follows) there."""
@@ -79,11 +90,14 @@ class Backend(Protocol):
         ...
 
     def rollback(self, snap: SpecSnapshot, log: Log) -> RolloutReport:
-        """Return the model to its previous image and bundle."""
+        """Return the model to its previous release as the state recorded it: image, bundle, server settings, and
+        in a cluster its vLLM image and GPU shape (`snap` gives the rest: the branch's spec and platform.yaml).
+        Clears a stop."""
         ...
 
     def stop(self, snap: SpecSnapshot, log: Log) -> str | None:
-        """Stop serving the model; what was stopped, in words (None: nothing was live)."""
+        """Stop serving the model and record it in its state (`ModelState.stopped_at`, cleared by the next rollout
+        or a rollback); what was stopped, in words (None: nothing was live)."""
         ...
 
     def idle_color(self, snap: SpecSnapshot) -> str:

@@ -12,7 +12,7 @@ from ai_platform.backend.workload import Steps, Subprocess
 from ai_platform.config import Platform, PlatformConfig
 from ai_platform.errors import WorkloadError
 from ai_platform.logs import Log
-from ai_platform.records import LiveRelease, ModelImage, PromptBundle
+from ai_platform.records import LiveRelease, ModelImage, ModelState, PromptBundle
 from ai_platform.rollout import local
 from ai_platform.serving import state
 from ai_platform.serving.runtime import Runtime, probe
@@ -28,6 +28,14 @@ class EmbeddedBackend:
 
     def runtime(self) -> Runtime:
         return probe(SERVE_PYTHON)
+
+    def state(self, platform: Platform, model: str) -> ModelState | None:
+        return state.load(platform.home, model)
+
+    def colors(self, platform: Platform, model: str) -> dict[str, dict[str, int]]:
+        """The live colour, one vLLM process: available while it answers `/health` (the others are stopped)."""
+        live = self.live(platform, model)
+        return {live.color: {"replicas": 1, "available": int(healthy(live.base_url))}} if live else {}
 
     def live(self, platform: Platform, model: str) -> LiveRelease | None:
         return state.load(platform.home, model).live

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import os
+import time
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ai_platform.backend.base import RolloutReport, announce
 from ai_platform.backend.workload import Pod, Steps
-from ai_platform.config import ModelSpec, Platform, PlatformConfig
+from ai_platform.config import ModelSpec, Platform, PlatformConfig, shared_window
 from ai_platform.errors import ClusterUnreachableError, ConfigError, ServingError
-from ai_platform.kube import gpu_pod_spec
+from ai_platform.kube import gpu_pod_spec, step_pod
 from ai_platform.logs import Log
-from ai_platform.records import LiveRelease, ModelImage, PromptBundle
+from ai_platform.records import LiveRelease, ModelImage, ModelState, PromptBundle, Records
 from ai_platform.rollout import kubernetes
 from ai_platform.specs import SpecSnapshot
 
@@ -33,10 +34,46 @@ class KubernetesBackend:
                     f"platform.yaml: kubernetes.gpu.{field}: required on the kubernetes target, pinned by digest"
                     " (e.g. vllm/vllm-openai:v0.11.0@sha256:…)"
                 )
+        data = config.storage.warehouse_data
+        if data and "://" not in data and not config.kubernetes.lake_claim:  # a path is each pod's own disk
+            raise ConfigError(
+                f"platform.yaml: storage.warehouse_data: {data} is a path in each pod's own filesystem on the"
+                " kubernetes target, where the lake's Parquet files would be lost while its catalog points at them;"
+                " name the ReadWriteMany claim that holds it (kubernetes.lake_claim), mounted there in every pod"
+                " that uses the warehouse"
+            )
+        try:
+            shared_window(config)  # the gateway replicas' one admission window
+        except ValueError as exc:
+            raise ConfigError(f"platform.yaml: {exc}") from None
         return cls()
 
     def runtime(self) -> None:
         return None  # the GPU pool is not probed from the code location: the spec's scheme is produced
+
+    def state(self, platform: Platform, model: str) -> ModelState | None:
+        return kubernetes.live_state(platform, model)
+
+    def colors(self, platform: Platform, model: str) -> dict[str, dict[str, int]]:
+        """Each colour's Deployment as the API has it: `spec.replicas` (what its autoscaler, or a stop, asks) and
+        `status.availableReplicas`; a colour never rolled out is left out."""
+        from kubernetes.client import AppsV1Api
+        from kubernetes.client.exceptions import ApiException
+
+        namespace = platform.config.kubernetes.namespace
+        apps = AppsV1Api(connect(namespace).client)
+        found = {}
+        for color in COLORS:
+            name = f"{model}-{color}"
+            try:
+                deployment = apps.read_namespaced_deployment(name, namespace)
+            except ApiException as exc:
+                if exc.status == 404:
+                    continue
+                raise ServingError(f"{namespace}/{name}: reading the Deployment: {exc.status} {exc.reason}") from None
+            asked, status = deployment.spec.replicas, deployment.status
+            found[color] = {"replicas": asked or 0, "available": (status.available_replicas if status else 0) or 0}
+        return found
 
     def live(self, platform: Platform, model: str) -> LiveRelease | None:
         current = kubernetes.live_state(platform, model)
@@ -54,16 +91,23 @@ class KubernetesBackend:
         return announce(snap.spec.name, report, log)
 
     def rollback(self, snap: SpecSnapshot, log: Log) -> RolloutReport:
+        """A switch back to the previous release with what it was served with (`kubernetes.restored`): its
+        server settings, vLLM image and GPU shape, not the branch's; within the rollback window onto its warm
+        pods. A stopped model starts again."""
         current = kubernetes.live_state(snap.platform, snap.spec.name)
         image, bundle = kubernetes.rollback_target(current, snap.spec.name)
-        done = kubernetes.apply_rollout(snap, image, bundle, log=log, reason=f"rollback to {image.digest[:19]}")
+        assert current is not None and current.previous is not None  # rollback_target found it
+        platform, spec = kubernetes.restored(snap.platform, snap.spec, current.previous)
+        back = replace(snap, platform=platform, spec=spec)
+        done = kubernetes.apply_rollout(back, image, bundle, log=log, reason=f"rollback to {image.digest[:19]}")
         details: dict[str, str | int | float | bool] = {"image_ref": done["image_ref"], "namespace": done["namespace"]}
         report = RolloutReport("rollback", done["color"], image.digest, bundle.digest, done["endpoint"], details)
         return announce(snap.spec.name, report, log)
 
     def stop(self, snap: SpecSnapshot, log: Log) -> str | None:
-        """Each colour's ScaledObject paused at 0 replicas, then its Deployment scaled to 0: no pod holds a GPU.
-        The Service and every object stay: a rollback, or the rollout of another release, starts the model again."""
+        """Each colour's ScaledObject paused at 0 replicas, then its Deployment scaled to 0: no pod holds a GPU;
+        then the model's state says so (`stopped_at`; no colour is kept warm any more). The Service and every
+        object stay: a rollback, or the next rollout (of any release), starts the model again."""
         from kubernetes.client import AppsV1Api
         from kubernetes.client.exceptions import ApiException
 
@@ -90,6 +134,10 @@ class KubernetesBackend:
             stopped.append(color)
         if not stopped:
             return None
+        current = kubernetes.live_state(snap.platform, snap.spec.name)
+        if current is not None:  # where the gateway replicas and `rollout status` read it; the first stop's time
+            mark = replace(current, stopped_at=current.stopped_at or time.time(), idle_until=0.0)
+            Records(snap.platform.artifacts()).publish(mark, snap.spec.name)
         return f"{', '.join(stopped)} in {plan.namespace} (Service {plan.service} kept)"
 
     def idle_color(self, snap: SpecSnapshot) -> str:
@@ -97,8 +145,14 @@ class KubernetesBackend:
 
     def steps(self, config: PlatformConfig) -> Steps:
         """Runs launched by the instance's K8sRunLauncher (deploy/dagster-instance.kubernetes.yaml), a pod per
-        step that asks for no GPU, labelled as a run pod: vLLM's NetworkPolicy admits the canary and the warm-up."""
-        return Steps(max_concurrent=4, namespace=config.kubernetes.namespace, pod_labels=dict(kubernetes.RUN_POD))
+        step that asks for no GPU, labelled as a run pod: vLLM's NetworkPolicy admits the canary and the warm-up.
+        Steps write the warehouse: each mounts the lake's data claim, as the image's user that owns it."""
+        return Steps(
+            max_concurrent=4,
+            namespace=config.kubernetes.namespace,
+            pod_labels=dict(kubernetes.RUN_POD),
+            **step_pod(config),
+        )
 
     def workload(self, platform: Platform, module: str) -> Pod:
         """A GPU pod of the quantize image (`kube.gpu_pod_spec`), in the platform's namespace."""

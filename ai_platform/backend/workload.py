@@ -17,6 +17,10 @@ class Steps:
     max_concurrent: int
     namespace: str | None = None
     pod_labels: dict[str, str] = field(default_factory=dict)  # on each step pod (vLLM's NetworkPolicy admits them)
+    # V1PodSpec fields (camelCase) of each step pod: the Secrets its image is pulled with, the user and the group
+    # that owns its volumes, the volumes (the lake's data claim); and where its one container mounts them
+    pod_spec: dict[str, Any] = field(default_factory=dict)
+    volume_mounts: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

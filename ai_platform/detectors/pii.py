@@ -36,11 +36,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
 
+import phonenumbers
+from phonenumbers import Leniency, PhoneNumber
 from stdnum import iban as std_iban
 from stdnum import luhn, numdb
 from stdnum.cn import ric, uscc
@@ -115,17 +117,141 @@ _CN_MOBILE = re.compile(
 )
 # International, E.164-like: `+country` and 8-15 digits in total, in groups.
 _INTL_PHONE = re.compile(
-    r"(?<![A-Za-z0-9+])\+[1-9][0-9]{0,2}(?:[ .-]?\(?[0-9]{1,5}\)?){1,6}(?![A-Za-z0-9])(?![ .-]?[0-9])"
+    r"(?<![A-Za-z0-9+])\+[1-9][0-9]{0,2}(?:[ .-]?(?:\([0-9]{1,5}\)|[0-9]{1,5})){1,6}(?![A-Za-z0-9])(?![ .-]?[0-9])"
 )
 
 
-def _phones(text: str) -> Iterator[tuple[int, int]]:
+# Every other phone: libphonenumber's metadata (`phonenumbers`). International numbers (`+CC`) of every
+# region; national formats of the regions the model spec lists (`guards.phone_regions`). A cheap digit-run
+# prefilter finds where a number could be (7+ digits in phone punctuation); only those short windows go to
+# PhoneNumberMatcher, at leniency POSSIBLE, and each match is kept by these rules:
+# - valid for its region (libphonenumber's number ranges), printed in groups, or with `+`, or with the
+#   trunk prefix 0 (a bare run of digits with neither is an order number as often as a phone);
+# - or only of a possible length, when its layout is a phone's: `+CC` with the digits in groups, or a
+#   national number in 3+ groups or with its area code in parentheses, whose groups after the first have
+#   3+ digits unless it starts with the trunk prefix 0 (French 0X XX XX XX XX). Numbers in an unassigned
+#   range are printed too (`(292)261-9295`), so validity alone misses them.
+# - `00` then a country code is `+` (the international prefix most of the world dials: `0044 20 7946 0958`),
+#   in every region like `+`; a number a region parses through another international prefix (JP's 010, US's
+#   011) is not kept: `0104-691517-245` is an order number, not +46 91517245.
+# An extension as the languages write it after the number (`x12`, `ext. 12`, `extension 12`, `#12`, `分机12`,
+# `转12`, `内線12`, `Durchwahl 12`, `poste 12`, in parentheses or not) belongs to the phone's span.
+# Never a date (2024-03-15, 15.03.2024), an amount in thousands (1.234.567,89), nor a number joined to a
+# letter or digit run.
+DEFAULT_PHONE_REGIONS = ("CN", "US", "GB", "DE", "FR", "JP")
+_EXTENSION_WORD = r"(?:x|X|(?i:ext\.?|extn\.?|extension|poste|durchwahl|dw\.|app\.)|#|分机|分機|转|轉|内線|内线)"
+_EXTENSION_TAIL = rf"(?P<ext>,?[ ]?(?P<open>\()?{_EXTENSION_WORD}[ ]?[.:]?[ ]?[0-9]{{1,6}}(?(open)\)))"
+_PHONE_RUN = re.compile(
+    r"(?<![A-Za-z0-9+])(?<![0-9][.,])(?P<main>(?:\+|\(\+?)?[0-9][0-9 ()./-]{5,24}[0-9])"
+    rf"{_EXTENSION_TAIL}?(?![A-Za-z0-9])(?![.,:][0-9])"
+)
+_IDD_00 = re.compile(r"00(?=[1-9])")
+_DATE = re.compile(r"\(?(?:[0-9]{4}[-./][0-9]{1,2}[-./][0-9]{1,2}|[0-9]{1,2}[-./][0-9]{1,2}[-./][0-9]{2,4})\)?")
+_GROUPS = re.compile(r"[0-9]+")
+_NOT_DIGITS = re.compile(r"[^0-9]+")
+
+
+def _phone_kept(raw: str, number: PhoneNumber, region: str, idd: bool = False) -> bool:
+    """`idd`: printed with `00` for the `+` of `raw`, which is then held to the international layout."""
+    body = raw.strip()
+    groups = _GROUPS.findall(body)
+    if not body.startswith("+") and number.country_code != phonenumbers.country_code_for_region(region):
+        return False  # dialled through the region's international prefix (JP 010, US 011): `00` is `+` already
+    # The area code may stand apart (`(201) 555-0123`, `+81 3-1234-5678`, `+1 (201) 555-0123`); the groups after
+    # it share one separator.
+    separators = [sep for sep in _NOT_DIGITS.findall(body.lstrip("+(")) if sep.strip("()")]
+    apart = 2 if body.startswith("+") and "(" in body else 1
+    if len(set(separators[apart:])) > 1 or body.count("(") != body.count(")") or len(groups[-1]) < 2:
+        return False  # mixed separators, an open parenthesis, a check digit after a dash: not a phone
+    if _DATE.fullmatch(body) or sum(map(len, groups)) < 7:
+        return False
+    if idd:  # `00`: an order number `0043-504342-097` is as often; the groups libphonenumber prints, or compact
+        if len(groups) == 1:
+            return False  # `004972068365` is a UPC barcode as often
+        intl = _GROUPS.findall(phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.INTERNATIONAL))
+        printed = [g for g in groups if g != "0" or "(0)" not in body]  # `0044 (0)20 …`
+        significant = phonenumbers.national_significant_number(number)
+        return printed == intl and len(significant) >= 7 and phonenumbers.is_possible_number(number)
+    if body.startswith("+"):  # international: valid, or of a possible length and printed in groups
+        return phonenumbers.is_valid_number(number) or (len(groups) > 1 and phonenumbers.is_possible_number(number))
+    prefix = _national_prefix(region)
+    trunk = prefix == "0" and groups[0].startswith("0") and not body.lstrip("(").startswith("00")
+    if sum(map(len, groups)) < (8 if trunk else 10):
+        return False  # a short run is a reference (`Nr. 040/2010`) or an amount
+    national = _GROUPS.findall(phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.NATIONAL))
+    printed = groups[1:] if prefix and groups[0] == prefix != national[0] and len(groups) > 1 else groups
+    sizes, national_sizes = [len(g) for g in printed], [len(g) for g in national]
+    if phonenumbers.is_valid_number(number):
+        # Printed in the groups libphonenumber prints it in (`201-555-0123`, `131 2345 6789`), or with the
+        # trunk prefix and area code as one group (`030/123456`) or all in one run (`0612345678`): a valid
+        # number of a variable-length plan (DE) is otherwise any digit run.
+        if len(sizes) > 1 and sizes == national_sizes:
+            return True
+        if trunk and national[0].startswith("0"):
+            # after the area code: one run (`030 901820`), or groups of 3+ ending in 4+ (`0521 8906 1081`)
+            rest = sizes[1:]
+            one_run = len(rest) == 1 or (min(rest, default=0) >= 3 and rest[-1] >= 4 and sum(sizes) <= 12)
+            if rest and one_run and sizes[0] == national_sizes[0]:
+                return True
+            if len(groups) == 1 and 10 <= len(groups[0]) == sum(national_sizes) <= 11:  # not a reference `05277347`
+                return True
+    if not phonenumbers.is_possible_number(number):
+        return False
+    # Of a possible length only (a range not assigned, or not yet in the metadata): a phone's layout.
+    if len(sizes) > 1 and sizes == national_sizes and (not trunk or max(sizes[1:]) < 4):
+        return True  # `03 82 32 89 50`, `(0116) 496 0990`; not `0748-4008-8130`, an unassigned area in CN's 4-4-4
+    if trunk and len(groups) >= 4 and all(len(g) == 2 for g in groups):
+        return True  # `08 37 80 58 56`
+    if len(groups) == 2 and trunk and 3 <= len(groups[0]) <= 5 and len(groups[1]) >= 5:
+        return True  # area code with its trunk prefix, then the subscriber: `08354 414360`, `076-73850514`
+    if len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:]):
+        return False  # thousands: 1.234.567, 12 345 678
+    # Without the trunk prefix (`(292)261-9295`, `13-0937-6933`): groups of 3+ inside.
+    inner = all(len(g) >= 3 for g in groups[1:]) and len(groups[-1]) >= 4 and sum(map(len, groups)) <= 11
+    if trunk:  # an area code of 4+ with the trunk prefix, then 3-4 (`0765 547 7344`), or in parentheses
+        return len(groups) == 3 and inner and ((len(groups[0]) >= 4 and sizes[1:] == [3, 4]) or body.startswith("("))
+    return not trunk and inner and (len(groups) >= 3 or body.startswith("("))  # `(292)261-9295`, `13-0937-6933`
+
+
+@lru_cache(maxsize=64)
+def _national_prefix(region: str) -> str:
+    metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
+    return (metadata.national_prefix or "") if metadata is not None else ""
+
+
+@lru_cache(maxsize=1024)
+def _phone_matches(window: str, regions: tuple[str, ...], idd: bool) -> tuple[tuple[int, int], ...]:
+    found: set[tuple[int, int]] = set()
+    for region in regions:
+        for match in phonenumbers.PhoneNumberMatcher(window, region, leniency=Leniency.POSSIBLE):
+            if _phone_kept(match.raw_string, match.number, region, idd and match.start == 1):
+                found.add((match.start, match.end))
+    return tuple(sorted(found))
+
+
+def _phones(text: str, regions: tuple[str, ...]) -> Iterator[tuple[int, int]]:
     for m in _CN_MOBILE.finditer(text):
         yield m.start(), m.end()
     for m in _INTL_PHONE.finditer(text) if "+" in text else ():
         digits = sum(c.isdigit() for c in m.group())
         if 8 <= digits <= 15 and m.group().count("(") == m.group().count(")"):
             yield m.start(), m.end()
+    for m in _PHONE_RUN.finditer(text):
+        window, at = m.group("main"), m.start()
+        if sum(c.isdigit() for c in window) < 7:
+            continue
+        if window.startswith("(") and window.count("(") > window.count(")"):
+            window, at = window[1:], at + 1  # an opening parenthesis around the number: `(0044 20 …)`
+        idd = _IDD_00.match(window) is not None
+        if idd:  # `0044 20 …` is `+44 20 …`; same length, same offsets
+            window = " +" + window[2:]
+        # `+` numbers are every region's: the first region parses them; national ones need the spec's regions.
+        international = window.lstrip().startswith("+")
+        for start, end in _phone_matches(window, regions if regions else ("US",), idd):
+            if regions or international:
+                start = 0 if idd and start == 1 else start
+                end = m.end() - at if end == len(window) and m.group("ext") else end
+                yield at + start, at + end
 
 
 # ---------------------------------------------------------------- CN resident ID (GB 11643-1999)
@@ -217,35 +343,61 @@ def iban_ok(number: str) -> bool:
 
 # ---------------------------------------------------------------- card
 
-# (prefix range low, high, allowed lengths): the major networks' IIN ranges.
-_IIN: tuple[tuple[int, int, frozenset[int]], ...] = (
-    (4, 4, frozenset({13, 16, 19})),  # Visa
-    (51, 55, frozenset({16})),  # Mastercard
-    (2221, 2720, frozenset({16})),  # Mastercard 2-series
-    (34, 34, frozenset({15})),  # American Express
-    (37, 37, frozenset({15})),
-    (300, 305, frozenset({14, 16, 17, 18, 19})),  # Diners Club
-    (36, 36, frozenset({14, 16, 17, 18, 19})),
-    (38, 39, frozenset({14, 16, 17, 18, 19})),
-    (6011, 6011, frozenset({16, 17, 18, 19})),  # Discover
-    (644, 649, frozenset({16, 17, 18, 19})),
-    (65, 65, frozenset({16, 17, 18, 19})),
-    (3528, 3589, frozenset({16, 17, 18, 19})),  # JCB
-    (62, 62, frozenset({16, 17, 18, 19})),  # UnionPay
-    (81, 81, frozenset({16, 17, 18, 19})),
-    (2200, 2204, frozenset({16, 17, 18, 19})),  # Mir
-    (50, 50, frozenset(range(13, 20))),  # Maestro
-    (56, 58, frozenset(range(13, 20))),
-    (60, 60, frozenset(range(13, 20))),  # Maestro / RuPay
-    (63, 63, frozenset(range(13, 20))),
-    (67, 67, frozenset(range(13, 20))),
+# The schemes' published IIN ranges and lengths, in one place. Source: Wikipedia, "Payment card number",
+# table "Issuer identification number (IIN)" (the networks' own published ranges), read 2025; JCB's legacy
+# 15-digit 1800/2131 from the same page's history. (low, high) compare the number's first len(str(low))
+# digits. No scheme issues 13 digits today (Visa's 13-digit cards are retired), and EAN-13/GTIN-13/ISBN-13
+# codes are that long: 13 is never a card length.
+_ANY = frozenset({12, 14, 15, 16, 17, 18, 19})  # Maestro: 12-19, less 13
+_16_19 = frozenset({16, 17, 18, 19})
+IIN_TABLE: tuple[tuple[str, int, int, frozenset[int]], ...] = (
+    ("visa", 4, 4, frozenset({16, 19})),
+    ("mastercard", 51, 55, frozenset({16})),
+    ("mastercard", 2221, 2720, frozenset({16})),
+    ("amex", 34, 34, frozenset({15})),
+    ("amex", 37, 37, frozenset({15})),
+    ("diners", 36, 36, frozenset({14, 15, 16, 17, 18, 19})),
+    ("diners", 300, 305, _16_19 | {14}),
+    ("diners", 3095, 3095, _16_19 | {14}),
+    ("diners", 38, 39, _16_19 | {14}),
+    ("discover", 6011, 6011, _16_19),
+    ("discover", 644, 649, _16_19),
+    ("discover", 65, 65, _16_19),
+    ("jcb", 3528, 3589, _16_19),
+    ("jcb", 1800, 1800, frozenset({15})),
+    ("jcb", 2131, 2131, frozenset({15})),
+    ("unionpay", 62, 62, _16_19),
+    ("unionpay", 81, 81, _16_19),
+    ("mir", 2200, 2204, _16_19),
+    ("rupay", 60, 60, _16_19),
+    ("rupay", 65, 65, _16_19),
+    ("rupay", 81, 82, _16_19),
+    ("rupay", 508, 508, _16_19),
+    ("rupay", 353, 353, frozenset({16})),
+    ("rupay", 356, 356, frozenset({16})),
+    ("maestro", 50, 50, _ANY),
+    ("maestro", 56, 69, _ANY),
 )
+# Maestro's own 4-digit IINs (the same table's Maestro and Maestro UK rows): a 12-digit card starts with 50 or
+# one of them. The wide 56-69 range at 12 digits takes one 12-digit reference or UPC-A barcode in ten that
+# starts so (Luhn passes one in ten): `6338-6338-6338`.
+_MAESTRO_OWN = ("5018", "5020", "5038", "5893", "6304", "6759", "6761", "6762", "6763")
+
+
+def card_scheme(digits: str) -> str | None:
+    """The scheme whose IIN range and length `digits` fits, Luhn not checked; None if none does."""
+    if not digits.isdigit():
+        return None
+    for scheme, low, high, lengths in IIN_TABLE:
+        if len(digits) in lengths and low <= int(digits[: len(str(low))]) <= high:
+            if len(digits) == 12 and not digits.startswith(("50", *_MAESTRO_OWN)):
+                return None
+            return scheme
+    return None
 
 
 def card_shaped(digits: str) -> bool:
-    return digits.isdigit() and any(
-        low <= int(digits[: len(str(low))]) <= high and len(digits) in lengths for low, high, lengths in _IIN
-    )
+    return card_scheme(digits) is not None
 
 
 def card_ok(digits: str) -> bool:
@@ -261,8 +413,8 @@ def _card_layout(sizes: list[int]) -> bool:
 
 # A run is letter/digit groups joined by single separators. In it, a number is made of groups that
 # hold a digit or are uppercase letters (an IBAN's country or bank code); a word ends a number.
-# A lone group shorter than 13 cannot be a number (the lookbehind only drops it early: most words).
-_RUN = re.compile(r"[A-Za-z0-9]+(?:(?:[ .-][A-Za-z0-9]+)+|(?<=[A-Za-z0-9]{13}))")
+# A lone group shorter than 12 (a 12-digit Maestro) cannot be a number (the lookbehind only drops it early: most words).
+_RUN = re.compile(r"[A-Za-z0-9]+(?:(?:[ .-][A-Za-z0-9]+)+|(?<=[A-Za-z0-9]{12}))")
 _SEPARATOR = re.compile(r"([ .-])")
 _DIGIT = re.compile(r"[0-9]")
 _IBAN_HEAD = re.compile(r"[A-Z]{2}(?:[0-9]|$)")  # the country code, uppercase, and maybe the check digits
@@ -276,9 +428,9 @@ def _classify(groups: list[str], compact: str) -> tuple[str, bool] | None:
             return "cn_resident_id", ric.calc_check_digit(number) == number[17]
         if uscc_shaped(number):
             return "cn_uscc", uscc.calc_check_digit(number) == number[17]
-        if number.isdigit() and int(number[:2]) in PROVINCES and number[6:8] in ("19", "20"):
-            return None  # 18 digits after a province code: a mistyped resident ID far likelier than a card
-    if 13 <= len(number) <= 19 and card_shaped(number):
+        if number.isdigit() and int(number[:2]) in PROVINCES and 1900 <= int(number[6:10]) <= date.today().year:
+            return None  # a province code and a birth year: a mistyped resident ID far likelier than a card
+    if 12 <= len(number) <= 19 and card_shaped(number):
         return ("credit_card", luhn.is_valid(number)) if _card_layout([len(g) for g in groups]) else None
     if 15 <= len(number) <= 34 and _IBAN_HEAD.match(groups[0]) and number[2:4].isdigit():
         shaped = iban_shaped(number)
@@ -292,7 +444,7 @@ def _classify(groups: list[str], compact: str) -> tuple[str, bool] | None:
 def _identifiers(text: str) -> Iterator[tuple[int, int, str | None]]:
     """(start, end, kind) of each valid identifier; kind None for one shaped as a kind whose check fails."""
     for run in _RUN.finditer(text):
-        if run.end() - run.start() < 13 or not _DIGIT.search(text, run.start(), run.end()):
+        if run.end() - run.start() < 12 or not _DIGIT.search(text, run.start(), run.end()):
             continue
         parts = _SEPARATOR.split(run.group())
         groups, separators = parts[::2], parts[1::2]
@@ -300,14 +452,14 @@ def _identifiers(text: str) -> Iterator[tuple[int, int, str | None]]:
         first, length, digits = 0, 0, False  # the number-shaped groups since the last word
         for k, group in enumerate(groups):
             if group.isalpha() and not group.isupper():  # a word
-                if length >= 13 and digits:
+                if length >= 12 and digits:
                     yield from _windows(groups[first:k], separators[first:k], start)
                 first, length, digits, start = k + 1, 0, False, at + len(group) + 1
             else:
                 length += len(group)
                 digits = digits or not group.isalpha()
             at += len(group) + 1
-        if length >= 13 and digits:
+        if length >= 12 and digits:
             yield from _windows(groups[first:], separators[first:], start)
 
 
@@ -323,17 +475,21 @@ def _windows(groups: list[str], separators: list[str], offset: int) -> Iterator[
         if not digit[i] and not _IBAN_HEAD.match(groups[i]):
             continue
         compact = ""
+        iban_head = _IBAN_HEAD.match(groups[i]) is not None
         for j in range(i, len(groups)):
             if j > i:
                 if separators[j - 1] != separators[i]:
                     break  # one kind of separator per number
-                # Inner groups have 3+ characters; `DE 89 …` keeps its country code apart.
-                if j - 1 > i and len(groups[j - 1]) < 3 and not (j - 1 == i + 1 and groups[i].isalpha()):
+                # Inner groups have 3+ characters; `DE 89 …` keeps its country code apart. An IBAN is
+                # printed in its country's grouping (`ES10 0075 0080 11 0600658108`, `NO 19 4920 06 96270`):
+                # any group size, its mod-97 check and BBAN format decide.
+                short = j - 1 > i and len(groups[j - 1]) < 3 and not (j - 1 == i + 1 and groups[i].isalpha())
+                if short and not iban_head:
                     break
             compact += groups[j]
             if len(compact) > 34:
                 break
-            if len(compact) < 13 or (j + 1 < len(groups) and digit[j + 1]):
+            if len(compact) < 12 or (j + 1 < len(groups) and digit[j + 1]):
                 continue
             found = _classify(groups[i : j + 1], compact)
             if found is not None:
@@ -343,8 +499,9 @@ def _windows(groups: list[str], separators: list[str], offset: int) -> Iterator[
 # ---------------------------------------------------------------- public API
 
 
-def find_pii(text: str) -> list[Finding]:
-    """Validated PII in `text`, sorted by start, non-overlapping (longer, then more specific, wins)."""
+def find_pii(text: str, phone_regions: Sequence[str] = DEFAULT_PHONE_REGIONS) -> list[Finding]:
+    """Validated PII in `text`, sorted by start, non-overlapping (longer, then more specific, wins).
+    `phone_regions`: whose national phone formats count (ISO 3166 codes); `+CC` numbers count for every region."""
     folded = fold(text)
     candidates: set[tuple[int, int, str]] = set()
     broken: list[tuple[int, int]] = []
@@ -354,7 +511,7 @@ def find_pii(text: str) -> list[Finding]:
         else:
             candidates.add((start, end, kind))
     candidates |= {(start, end, "email") for start, end in _emails(folded)}
-    candidates |= {(start, end, "phone") for start, end in _phones(folded)}
+    candidates |= {(start, end, "phone") for start, end in _phones(folded, tuple(phone_regions))}
     # Nothing inside a number that is shaped as an identifier but fails its check is PII.
     candidates = {c for c in candidates if not any(s <= c[0] and c[1] <= e for s, e in broken)}
     ranked = sorted(candidates, key=lambda c: (c[0] - c[1], _PRIORITY.index(c[2]), c[0]))
@@ -365,5 +522,5 @@ def find_pii(text: str) -> list[Finding]:
     return [Finding(kind, text[start:end], start, end) for start, end, kind in sorted(kept)]
 
 
-def pii_count(text: str) -> int:
-    return len(find_pii(text))
+def pii_count(text: str, phone_regions: Sequence[str] = DEFAULT_PHONE_REGIONS) -> int:
+    return len(find_pii(text, phone_regions))

@@ -7,6 +7,10 @@ between words, so each CJK ideograph (and CJK punctuation mark) is its own unit,
 as in character-level seq-rep for Chinese; runs of other non-space characters are
 word units, so English is measured over words. Mixed text mixes both.
 
+`tokens` is the tokenizer of the prompt-leak guard (detectors/leak.py): the same
+units with case and punctuation dropped, since a quote of a prompt keeps its words
+however it is re-punctuated, re-cased or escaped inside a JSON string.
+
 Standard library only, so the gateway can import it on its request path.
 """
 
@@ -27,6 +31,18 @@ _UNIT = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
 def units(text: str) -> list[str]:
     """Each CJK character is a unit; each run of other non-space characters is one."""
     return _UNIT.findall(text)
+
+
+# A CJK ideograph or kana is a token; so is each run of other letters and digits (no CJK punctuation: it joins).
+_IDEOGRAPH = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_TOKEN = re.compile(f"[{_IDEOGRAPH}]|[^\\W_{_IDEOGRAPH}]+")
+
+
+def tokens(text: str) -> list[str]:
+    """Words for Latin (and other spaced) scripts, characters for CJK, lower-cased; punctuation, whitespace and
+    underscores are separators, never tokens: `Read the CONTRACT, clause-by-clause.` is read, the, contract,
+    clause, by, clause; `依据《民法典》第XXX条` is 依, 据, 民, 法, 典, 第, xxx, 条."""
+    return _TOKEN.findall(text.lower())
 
 
 def seq_rep_n(text: str, n: int = 4) -> float:

@@ -19,6 +19,8 @@ image every Deployment mounts is the one its `ModelImage` record names
 from __future__ import annotations
 
 import math
+import os
+import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -27,14 +29,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ai_platform.config import PINNED_IMAGE, ModelSpec, Platform
+from ai_platform.config import CANARY_HEX, PINNED_IMAGE, ModelSpec, Platform
 from ai_platform.errors import ServingError, WarmUpError
+from ai_platform.hosts import service_host
 from ai_platform.image.locations import locate
-from ai_platform.kube import gpu_scheduling
+from ai_platform.kube import gpu_resources, gpu_scheduling, shared_memory
 from ai_platform.logs import Log
 from ai_platform.records import LiveRelease, ModelImage, ModelState, PromptBundle, Records
 from ai_platform.serving import dashboard
-from ai_platform.serving.release import release_id
+from ai_platform.serving.release import release_id, restorable, restored_spec
 from ai_platform.serving.state import record_live, settings
 from ai_platform.serving.upstream import VLLM_API_KEY_ENV, Upstream, upstream_headers
 from ai_platform.serving.vllm import server_args
@@ -67,8 +70,16 @@ def labels(model: str, color: str | None = None) -> dict[str, str]:
 
 
 def release(platform: Platform, spec: ModelSpec, image: str) -> str:
-    """The release `image` is in the cluster: with the spec's server settings, on the pinned vLLM image."""
-    return release_id(image, spec.serving, vllm_image(platform))
+    """The release `image` is in the cluster: with the spec's server settings, on the pinned vLLM image, on the
+    GPUs platform.yaml names."""
+    return release_id(image, spec.serving, vllm_image(platform), gpu=gpu_shape(platform))
+
+
+def gpu_shape(platform: Platform) -> dict[str, Any]:
+    """What GPUs a colour's pods ask for (kubernetes.gpu): the resource, how many, the nodes that have them.
+    Part of a release: moving a model to other GPUs is a new server, not a prompt change."""
+    gpu = platform.config.kubernetes.gpu
+    return {"resource": gpu.resource, "count": gpu.count, "node_selector": dict(gpu.node_selector)}
 
 
 def vllm_image(platform: Platform) -> str:
@@ -101,8 +112,10 @@ def deployment(
 ) -> dict[str, Any]:
     """A colour's Deployment at `count` replicas (default: `replicas(platform)`, what a colour starts with)."""
     k8s = platform.config.kubernetes
-    gpu = {k8s.gpu.resource: str(k8s.gpu.count)}
-    args = server_args(Path(MOUNT) / "models" / spec.name, spec.name, spec.serving, "gpu", "0.0.0.0", PORT)
+    model_dir = Path(MOUNT) / "models" / spec.name
+    args = server_args(model_dir, spec.name, spec.serving, "gpu", "0.0.0.0", PORT, gpus=k8s.gpu.count)
+    shm, shm_mount = shared_memory(platform)
+    selector = {"app.kubernetes.io/name": spec.name, "ai-platform/color": color}
     probe = {"httpGet": {"path": "/health", "port": "http"}}
     pod: dict[str, Any] = {
         "containers": [
@@ -118,22 +131,22 @@ def deployment(
                         "valueFrom": {"secretKeyRef": {"name": k8s.vllm_api_key_secret, "key": VLLM_API_KEY_ENV}},
                     }
                 ],
-                "resources": {"limits": gpu, "requests": gpu},
+                "resources": gpu_resources(platform),
                 # Drain: on deletion the pod leaves the Service's endpoints while this sleep runs, so kube-proxy
                 # and the gateways stop sending to it before vLLM is told to stop (the 1.29+ sleep action: no
                 # `sleep` binary needed in the image); vLLM then finishes its requests within the grace period.
                 "lifecycle": {"preStop": {"sleep": {"seconds": spec.rollout.drain_s}}},
-                "volumeMounts": [{"name": "model", "mountPath": MOUNT, "readOnly": True}],
+                "volumeMounts": [{"name": "model", "mountPath": MOUNT, "readOnly": True}, shm_mount],
                 "startupProbe": {**probe, "periodSeconds": 10, "failureThreshold": 90},  # big models load slowly
                 "readinessProbe": {**probe, "periodSeconds": 5, "failureThreshold": 3},
                 "livenessProbe": {**probe, "periodSeconds": 15, "failureThreshold": 4},
             }
         ],
-        "volumes": [{"name": "model", "image": {"reference": image_ref, "pullPolicy": "IfNotPresent"}}],
+        "volumes": [{"name": "model", "image": {"reference": image_ref, "pullPolicy": "IfNotPresent"}}, shm],
         "terminationGracePeriodSeconds": grace_period_s(spec),
+        "topologySpreadConstraints": spread(selector),
     }
     pod.update(gpu_scheduling(platform))
-    selector = {"app.kubernetes.io/name": spec.name, "ai-platform/color": color}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -155,6 +168,51 @@ def deployment(
 def replicas(platform: Platform) -> int:
     """The replicas a colour starts with (KEDA moves it from there)."""
     return max(1, platform.config.kubernetes.autoscaling.min_replicas)
+
+
+def spread(selector: dict[str, str]) -> list[dict[str, Any]]:
+    """topologySpreadConstraints for a Deployment's pods (`selector`, its own): over nodes, then zones, as a
+    preference (ScheduleAnyway: a GPU pod that cannot be spread still runs; DoNotSchedule would leave it Pending on
+    a cluster of one GPU node or one zone). `matchLabelKeys: pod-template-hash` counts this revision's pods only,
+    so a rolling update's old pods do not skew where the new ones go."""
+    return [
+        {
+            "maxSkew": 1,
+            "topologyKey": key,
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": dict(selector)},
+            "matchLabelKeys": ["pod-template-hash"],
+        }
+        for key in ("kubernetes.io/hostname", "topology.kubernetes.io/zone")
+    ]
+
+
+def disruption_budget(platform: Platform, spec: ModelSpec, color: str) -> dict[str, Any]:
+    """The colour's PodDisruptionBudget: a node drain (an upgrade, the autoscaler) evicts one of its vLLM pods at a
+    time, and waits for its replacement to be ready before the next.
+
+    One per colour, not one per model: it selects exactly its Deployment's pods (a pod matched by two budgets
+    cannot be evicted at all), the idle colour's pods (kept for the rollback window) never use up the live
+    colour's allowance, and a colour paused at 0 has nothing to protect. `maxUnavailable: 1`, not `minAvailable`:
+    with one replica a `minAvailable: 1` budget blocks every drain until someone deletes it, while this lets the
+    one pod go (the Deployment starts it elsewhere; one replica is an outage the operator chose) and holds
+    N replicas to N-1. `unhealthyPodEvictionPolicy: AlwaysAllow`: a pod that is not ready (crash-looping, still
+    loading) protects no traffic, so it never blocks a drain. The canary has none: one replica, for minutes."""
+    name = f"{spec.name}-{color}"
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {
+            "name": name,
+            "namespace": platform.config.kubernetes.namespace,
+            "labels": labels(spec.name, color),
+        },
+        "spec": {
+            "maxUnavailable": 1,
+            "selector": {"matchLabels": {"app.kubernetes.io/name": spec.name, "ai-platform/color": color}},
+            "unhealthyPodEvictionPolicy": "AlwaysAllow",
+        },
+    }
 
 
 def service(platform: Platform, spec: ModelSpec, live_color: str) -> dict[str, Any]:
@@ -209,12 +267,19 @@ def scaled_object(
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": f"{spec.name}-{color}"},
             "minReplicaCount": scale.min_replicas if floor is None else max(floor, scale.min_replicas),
             "maxReplicaCount": scale.max_replicas,
+            # Prometheus unreadable: keep what runs, at least `fallback_replicas` (KEDA needs the AverageValue
+            # metric type for a fallback, as the trigger has)
+            "fallback": {
+                "failureThreshold": scale.fallback_failures,
+                "replicas": scale.fallback_replicas,
+                "behavior": "currentReplicasIfHigher",
+            },
             "triggers": [
                 {
                     "type": "prometheus",
                     "metricType": "AverageValue",
                     "metadata": {
-                        "serverAddress": scale.prometheus_url,
+                        "serverAddress": prometheus_url(platform),
                         "query": query,
                         "threshold": str(scale.kv_cache_threshold),
                     },
@@ -224,16 +289,41 @@ def scaled_object(
     }
 
 
+def prometheus_url(platform: Platform) -> str:
+    """Where KEDA asks Prometheus: `autoscaling.prometheus_url`, else the operator's `prometheus-operated` Service
+    (every Prometheus it runs is behind it) in the monitoring namespace."""
+    k8s = platform.config.kubernetes
+    return (
+        k8s.autoscaling.prometheus_url or f"http://{service_host('prometheus-operated', k8s.monitoring.namespace)}:9090"
+    )
+
+
+def monitored(platform: Platform, own: dict[str, str]) -> dict[str, str]:
+    """A PodMonitor's or PrometheusRule's labels: its own, and the ones the Prometheus's selectors match
+    (`kubernetes.monitoring.labels`); without them the operator never loads it."""
+    return {**own, **platform.config.kubernetes.monitoring.labels}
+
+
 def pod_monitor(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PodMonitor",
-        "metadata": {"name": spec.name, "namespace": platform.config.kubernetes.namespace, "labels": labels(spec.name)},
+        "metadata": {
+            "name": spec.name,
+            "namespace": platform.config.kubernetes.namespace,
+            "labels": monitored(platform, labels(spec.name)),
+        },
         "spec": {
             "selector": {"matchLabels": {"app.kubernetes.io/name": spec.name}},
             "podMetricsEndpoints": [{"port": "http", "path": "/metrics", "interval": "15s"}],
         },
     }
+
+
+def no_target_up(selector: str) -> str:
+    """PromQL that returns 1 while no target `selector` matches is up: none scraped successfully, or none there at
+    all (`absent`; a `sum(up) == 0` is no data, never firing, when the pods or their monitor are gone)."""
+    return f"absent(up{{{selector}}} == 1)"
 
 
 def prometheus_rule(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
@@ -261,7 +351,14 @@ def prometheus_rule(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
             "warning",
             "p95 time to first token above 5 s",
         ),
-        ("VllmDown", f"sum(up{{{match}}}) == 0", "5m", "critical", "no vLLM pod of the model is scraped"),
+        (
+            "VllmDown",  # not while every colour is meant to run 0 (`rollout stop`), as kube-state-metrics says
+            f'{no_target_up(match)} unless on() (sum(kube_deployment_spec_replicas{{namespace="{ns}",'
+            f'deployment=~"{name}-(blue|green)"}}) == 0)',
+            "5m",
+            "critical",
+            "no vLLM pod of the model is up (none scraped, or none running) though a colour is meant to run",
+        ),
         (
             "VllmRestartingRepeatedly",  # the kubelet's restarts here; the embedded supervisor's on its gateway
             f"sum(increase(kube_pod_container_status_restarts_total{{{match}}}[15m])) >= 3"
@@ -286,6 +383,13 @@ def prometheus_rule(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
             "0m",
             "critical",
             "a reply carried validated PII",
+        ),
+        (
+            "SystemPromptLeaked",
+            f'sum(increase(ai_platform_reply_prompt_leaks_total{{model="{name}"}}[5m])) > 0',
+            "0m",
+            "warning",
+            "a reply repeated a run of its compiled system prompt (guards.leak)",
         ),
         (
             "PromptInjectionAttempts",
@@ -317,7 +421,7 @@ def prometheus_rule(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
-        "metadata": {"name": name, "namespace": ns, "labels": labels(name)},
+        "metadata": {"name": name, "namespace": ns, "labels": monitored(platform, labels(name))},
         "spec": {"groups": [{"name": f"{name}.vllm", "rules": rules}]},
     }
 
@@ -325,11 +429,12 @@ def prometheus_rule(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
 def render(
     platform: Platform, spec: ModelSpec, image_ref: str, bundle: str, color: str, live: str
 ) -> list[dict[str, Any]]:
-    """Everything one rollout applies: the `color` Deployment and autoscaler, the Service on `live`, who may call
-    vLLM, monitoring."""
+    """Everything one rollout applies: the `color` Deployment, autoscaler and disruption budget, the Service on
+    `live`, who may call vLLM, monitoring."""
     return [
         deployment(platform, spec, color, image_ref, bundle),
         scaled_object(platform, spec, color),
+        disruption_budget(platform, spec, color),
         service(platform, spec, live),
         network_policy(platform, spec),
         pod_monitor(platform, spec),
@@ -344,7 +449,7 @@ RUN_POD = {"ai-platform/role": "run"}  # set on run and step pods by deploy/helm
 
 def network_policy(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
     """The model's vLLM pods (every colour, the canary's candidate) take requests from the gateway and from run
-    pods (the canary, the warm-up) only, and scrapes from the monitoring namespace."""
+    pods (the canary, the warm-up) only, and scrapes from the monitoring namespace (`kubernetes.monitoring`)."""
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
@@ -360,13 +465,16 @@ def network_policy(platform: Platform, spec: ModelSpec) -> dict[str, Any]:
             "policyTypes": ["Ingress"],
             "ingress": [
                 {"from": [{"podSelector": {"matchLabels": GATEWAY}}, {"podSelector": {"matchLabels": RUN_POD}}]},
-                {
-                    "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}],
-                    "ports": [{"port": "http"}],
-                },
+                {"from": [prometheus_peer(platform)], "ports": [{"port": "http"}]},
             ],
         },
     }
+
+
+def prometheus_peer(platform: Platform) -> dict[str, Any]:
+    """Prometheus, as a NetworkPolicy peer: every pod of the monitoring namespace (`kubernetes.monitoring`)."""
+    namespace = platform.config.kubernetes.monitoring.namespace
+    return {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}
 
 
 def dashboard_config_map(platform: Platform) -> dict[str, Any]:
@@ -395,7 +503,7 @@ def idle_color(current: ModelState | None) -> str:
 
 def service_url(name: str, namespace: str) -> str:
     """A Service's in-cluster address: the canary step runs in the cluster (k8s_job_executor), so it resolves."""
-    return f"http://{name}.{namespace}.svc.cluster.local"
+    return f"http://{service_host(name, namespace)}"
 
 
 @dataclass(frozen=True)
@@ -433,6 +541,7 @@ def switch(
     start = [
         scaled_object(platform, spec, color, floor=count),  # before the Deployment: a colour paused at 0 unpauses
         deployment(platform, spec, color, image_ref, bundle, count=count),
+        disruption_budget(platform, spec, color),
         network_policy(platform, spec),
         pod_monitor(platform, spec),
         prometheus_rule(platform, spec),
@@ -453,6 +562,24 @@ def rollback_target(current: ModelState | None, model: str) -> tuple[ModelImage,
     return previous.model_image, previous.prompt_bundle
 
 
+def restored(platform: Platform, spec: ModelSpec, previous: LiveRelease) -> tuple[Platform, ModelSpec]:
+    """The platform and spec that render `previous` as it was served: its server settings, its vLLM image and its
+    GPU shape in place of what the branch says now (the rest, namespace, autoscaling, guards, is the branch's).
+    A record that lacks one of them is refused (`serving.release.restorable`)."""
+    restorable(spec.name, previous, cluster=True)
+    gpu = platform.config.kubernetes.gpu.model_copy(
+        update={
+            "image": previous.runtime,
+            "resource": previous.gpu["resource"],
+            "count": previous.gpu["count"],
+            "node_selector": dict(previous.gpu["node_selector"]),
+        }
+    )
+    k8s = platform.config.kubernetes.model_copy(update={"gpu": gpu})
+    config = platform.config.model_copy(update={"kubernetes": k8s})
+    return platform.model_copy(update={"config": config}), restored_spec(spec, previous)
+
+
 def apply_rollout(
     snap: Any,
     image: ModelImage,
@@ -471,7 +598,8 @@ def apply_rollout(
     ref = locate(image, pull=True)
     ns, this_release = platform.config.kubernetes.namespace, release(platform, spec, image.digest)
     records = Records(platform.artifacts())
-    if current and current.live and current.live.release == this_release:  # prompts only: vLLM stays as it is
+    stopped = bool(current and current.stopped)  # `rollout stop` left every colour at 0: start one, whatever changed
+    if current and current.live and current.live.release == this_release and not stopped:  # prompts only
         color, kind = current.live.color, "prompts"
         log(f"{spec.name}: same release on {color}; the gateway replicas pick up prompts {bundle.digest[:19]}")
         # The colour the last switch left is no rollback target past this (the new state's `previous` is the live
@@ -589,11 +717,14 @@ def warm_up_pods(
     core: Any, model: str, color: str, namespace: str, count: int, timeout_s: float, consequence: str
 ) -> list[str]:
     """Warm up every pod of the colour (`warm_up`), found through the API's pod list: each ready pod not being
-    deleted, at its IP on its container's `http` port; at least `count` of them. Their base URLs."""
+    deleted, at its IP on its container's `http` port; at least `count` of them, and never none: the Service is
+    switched to this colour next, and a colour with no ready pod serves nothing ("0 of 0" is not rolled out). Their
+    base URLs."""
     from kubernetes.client import ApiClient
 
     deadline = time.monotonic() + timeout_s
     selector = f"app.kubernetes.io/name={model},ai-platform/color={color}"
+    count = max(1, count)
     while True:
         listed = ApiClient().sanitize_for_serialization(core.list_namespaced_pod(namespace, label_selector=selector))
         urls = [url for pod in listed.get("items") or [] if (url := _pod_url(pod))]
@@ -683,28 +814,137 @@ def next_state(
         bundle.digest,
         bundle.pullable,
         deployment_id,
-        release_id(image.digest, spec.serving, runtime),
+        release(platform, spec, image.digest),
         model_image=image,
         prompt_bundle=bundle,
         serving=spec.serving.model_dump(mode="json"),
         runtime=runtime,
         replicas=replicas(platform) if count is None else count,
+        gpu=gpu_shape(platform),
     )
     previous = current.live if current else None
     return ModelState(spec.name, live=live, previous=previous, **settings(platform, spec, local=False))
 
 
-def canary_manifests(platform: Platform, spec: ModelSpec, image_ref: str, digest: str) -> list[dict[str, Any]]:
+CANARY_LABEL = "ai-platform/canary"  # on a canary's Deployment and Service: the next run lists them by it
+# How long a canary with no owner (made off the cluster) may live: its run waits up to `candidate_server`'s
+# timeout_s (30 minutes) for it and then evaluates it; one older than this is a killed run's, and the next
+# canary deletes it.
+CANARY_MAX_AGE_S = 6 * 3600
+# Where every pod with a service-account token has its own namespace (the in-cluster config reads the same folder)
+POD_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+def canary_color(digest: str) -> str:
+    """A candidate's colour label: `canary-` and the first `CANARY_HEX` hex of its image digest."""
+    return f"{CANARY}-{digest.removeprefix('sha256:')[:CANARY_HEX]}"
+
+
+def canary_manifests(
+    platform: Platform, spec: ModelSpec, image_ref: str, digest: str, *, owner: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
     """The candidate alone: one replica and a ClusterIP Service of its own. Its color label is
-    `canary-<digest>`, so the model's Service, which selects blue or green, never sends users to it."""
-    color = f"{CANARY}-{digest.removeprefix('sha256:')[:12]}"
+    `canary-<digest>`, so the model's Service, which selects blue or green, never sends users to it. Both carry
+    `ai-platform/canary: "true"` (the next run finds them by it) and, made from a step pod, an ownerReference to
+    it (`owner`): when the pod goes, the cluster's garbage collector deletes them, whatever killed it."""
+    color = canary_color(digest)
     candidate = deployment(platform, spec, color, image_ref, bundle="")
     candidate["metadata"]["annotations"].pop("ai-platform/bundle")  # the eval sends the prompts
     candidate["spec"]["replicas"] = 1
     own = service(platform, spec, color)
     own["metadata"]["name"] = f"{spec.name}-{color}"
-    own["metadata"]["labels"] = labels(spec.name, color)
+    for manifest in (candidate, own):
+        manifest["metadata"]["labels"] = {**labels(spec.name, color), CANARY_LABEL: "true"}
+        if owner:
+            manifest["metadata"]["ownerReferences"] = [dict(owner)]
     return [candidate, own]
+
+
+def step_pod_owner(core: Any, namespace: str) -> dict[str, str] | None:
+    """An ownerReference to the pod this process runs in (the canary step's), read through the API by its name
+    (the pod's hostname); None off the cluster, or where the pod is in another namespace than the canary's: an
+    owner must be in its dependent's namespace, or the garbage collector takes it for gone and deletes the canary
+    at once."""
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        where = POD_NAMESPACE_FILE.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None  # no pod's service-account folder: not in a pod
+    name = os.environ.get("HOSTNAME") or socket.gethostname()
+    if where != namespace or not name:
+        return None
+    try:
+        pod = core.read_namespaced_pod(name, namespace)
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise ServingError(f"{namespace}/{name}: reading this step's own Pod: {exc.status} {exc.reason}") from None
+    return {"apiVersion": "v1", "kind": "Pod", "name": pod.metadata.name, "uid": pod.metadata.uid}
+
+
+def clear_stale_canaries(
+    core: Any, apps: Any, api: Any, platform: Platform, spec: ModelSpec, log: Log, *, now: float | None = None
+) -> list[str]:
+    """Delete the model's canary Deployments and Services a killed run left: those whose owning step pod is gone
+    (or has finished: a failed Job pod stays, and the garbage collector keeps what it owns), and those with no
+    owner older than `CANARY_MAX_AGE_S`. A canary whose run still runs is kept. The names deleted."""
+    from kubernetes.client import ApiClient
+
+    ns = platform.config.kubernetes.namespace
+    selector = f"app.kubernetes.io/name={spec.name},{CANARY_LABEL}=true"
+    now = time.time() if now is None else now
+    running: dict[str, bool] = {}  # owner uid -> whether that pod still runs
+    deleted = []
+    for api_version, listed in (
+        ("apps/v1", apps.list_namespaced_deployment(ns, label_selector=selector)),
+        ("v1", core.list_namespaced_service(ns, label_selector=selector)),
+    ):
+        for item in ApiClient().sanitize_for_serialization(listed).get("items") or []:
+            meta = item["metadata"]
+            why = _stale(core, ns, meta, now, running)
+            if why:
+                kind = "Deployment" if api_version == "apps/v1" else "Service"
+                _delete(
+                    api, {"apiVersion": api_version, "kind": kind, "metadata": {"name": meta["name"], "namespace": ns}}
+                )
+                log(f"stale canary {kind} {ns}/{meta['name']} deleted ({why})")
+                deleted.append(meta["name"])
+    return deleted
+
+
+def _stale(core: Any, namespace: str, meta: dict[str, Any], now: float, running: dict[str, bool]) -> str | None:
+    """Why a canary object is a killed run's (None: its run may still be running)."""
+    from datetime import datetime
+
+    from kubernetes.client import ApiClient
+    from kubernetes.client.exceptions import ApiException
+
+    owners = [o for o in meta.get("ownerReferences") or [] if o.get("kind") == "Pod"]
+    for owner in owners:
+        if owner["uid"] not in running:
+            try:
+                pod = ApiClient().sanitize_for_serialization(core.read_namespaced_pod(owner["name"], namespace))
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise ServingError(
+                        f"{namespace}/{owner['name']}: reading a canary's step pod: {exc.status}"
+                    ) from None
+                pod = None
+            running[owner["uid"]] = bool(
+                pod
+                and pod["metadata"].get("uid") == owner["uid"]
+                and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+            )
+        if running[owner["uid"]]:
+            return None
+    if owners:
+        return f"its step pod {owners[0]['name']} is gone"
+    created = meta.get("creationTimestamp")
+    age = now - datetime.fromisoformat(created).timestamp() if created else math.inf
+    if age > CANARY_MAX_AGE_S:
+        return f"no owner, made {age / 3600:.1f} h ago"
+    return None
 
 
 @contextmanager
@@ -715,7 +955,9 @@ def candidate_server(
 
     The live Service when it already serves this release (a prompt-only change), or, for the
     champion, when it serves `image`; otherwise a candidate Deployment and Service, applied, waited
-    on until rolled out, and deleted afterwards, pass or fail.
+    on until rolled out, and deleted afterwards, pass or fail. A run killed before its `finally` leaves them
+    behind: they are owned by the step pod (the garbage collector deletes them with it), and the next canary
+    deletes the model's stale ones first (`clear_stale_canaries`).
     """
     from kubernetes import client
 
@@ -733,19 +975,44 @@ def candidate_server(
         log(f"evaluating on the live {live.color} Service ({digest[:19]}): same {what}, no new Deployment")
         yield service_url(spec.name, ns)
         return
-    manifests = canary_manifests(platform, spec, locate(image, pull=True), digest)
-    name = manifests[0]["metadata"]["name"]
+    ref = locate(image, pull=True)
     api = _client()
+    core, apps = client.CoreV1Api(), client.AppsV1Api()
+    clear_stale_canaries(core, apps, api, platform, spec, log)
+    manifests = canary_manifests(platform, spec, ref, digest, owner=step_pod_owner(core, ns))
+    name = manifests[0]["metadata"]["name"]
     try:
         for manifest in manifests:
             _apply(api, manifest)
         log(f"candidate Deployment {ns}/{name} applied; waiting until ready")
-        _wait_ready(client.AppsV1Api(), name, ns, timeout_s, "the candidate was not evaluated")
+        _wait_ready(apps, name, ns, timeout_s, "the candidate was not evaluated")
         yield service_url(name, ns)
     finally:
         for manifest in reversed(manifests):
             _delete(api, manifest)
         log(f"candidate Deployment {ns}/{name} deleted")
+
+
+def check_routes(manifests: list[dict[str, Any]]) -> None:
+    """Refuse a set of manifests in which a Service selects a colour that the same set stops: the colour's
+    ScaledObject paused at 0, or its Deployment at 0 replicas. Applied, it would route every request to no pod."""
+    for routed in (m for m in manifests if m["kind"] == "Service"):
+        selector = routed["spec"].get("selector") or {}
+        color, model = selector.get("ai-platform/color"), selector.get("app.kubernetes.io/name")
+        if not color:
+            continue
+        where = f"Service {routed['metadata']['name']} selects {color}, but the same manifests stop it"
+        for manifest in manifests:
+            meta = manifest["metadata"]
+            ours = (meta.get("labels") or {}).get("ai-platform/color") == color and (
+                (meta.get("labels") or {}).get("app.kubernetes.io/name") == model
+            )
+            if not ours:
+                continue
+            if manifest["kind"] == "ScaledObject" and (meta.get("annotations") or {}).get(PAUSED_REPLICAS) == "0":
+                raise ServingError(f"{where}: ScaledObject {meta['name']} is paused at 0 replicas")
+            if manifest["kind"] == "Deployment" and manifest["spec"].get("replicas") == 0:
+                raise ServingError(f"{where}: Deployment {meta['name']} runs 0 replicas")
 
 
 def _client() -> Any:

@@ -6,7 +6,8 @@ switch the gateway's upstream (one atomic state-file rename, then
 `POST /admin/reload`), wait for the old color's in-flight requests to drain,
 then stop it by PID. A prompt-only change: same image, new bundle: the state
 changes and the gateway reloads the bundle; vLLM is not restarted. Rollback is
-a rollout of the previous image and bundle records, as the state keeps them.
+a rollout of the previous release as the state keeps it: its image and bundle
+records, started with the server settings it was served with.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ai_platform.oci.layout import OciLayout
 from ai_platform.prompts import bundle as prompt_bundle
 from ai_platform.prompts.render import request_body
 from ai_platform.records import LiveRelease, ModelImage, ModelState, PromptBundle
-from ai_platform.serving.release import installed_vllm, release_id
+from ai_platform.serving.release import installed_vllm, release_id, restorable, restored_spec
 from ai_platform.serving.state import admin_headers, gateway_url, load, record_live, save, settings
 from ai_platform.serving.vllm import SERVE_PYTHON, healthy, launch_image, stop_pid
 from ai_platform.specs import SpecSnapshot
@@ -113,7 +114,7 @@ def deploy(
     release = release_of(snap, image.digest)
     warehouse = platform.warehouse()
     db = warehouse.location
-    state = replace(load(home, model, db), **settings(platform, snap.spec))
+    state = replace(load(home, model, db), **settings(platform, snap.spec), stopped_at=0.0)  # served again
     documents = prompt_bundle.load(OciLayout(bundle.layout), bundle.digest)
     live = state.live
     if live and live.release == release and healthy(live.base_url):
@@ -188,30 +189,34 @@ def deploy(
 
 
 def rollback(snap: SpecSnapshot, log: Log = print) -> Rollout:
+    """Return to the previous release as it was served: its image and bundle, started with its server settings
+    (not the spec's as the branch has them now: rolling back a bad `max_model_len` must undo it). The runtime is
+    this machine's serve environment; where it has changed since, the log says so."""
     state = load(snap.platform.home, snap.spec.name)
     previous = state.previous
     if previous is None:
         raise ServingError(f"{snap.spec.name}: nothing to roll back to (no previous deployment)")
-    if previous.model_image is None or previous.prompt_bundle is None:
-        raise ServingError(
-            f"{snap.spec.name}: the previous release ({previous.image[:19]}) was recorded by an older platform,"
-            " without its image and bundle records; roll it out through the pipeline instead"
-        )
+    restorable(snap.spec.name, previous, cluster=False)
+    assert previous.model_image is not None and previous.prompt_bundle is not None  # restorable checked
+    if previous.runtime and previous.runtime != runtime():
+        log(f"{previous.image[:19]} was served on {previous.runtime}; this machine serves {runtime()} now")
+    back = replace(snap, spec=restored_spec(snap.spec, previous))
     result = deploy(
-        snap, previous.model_image, previous.prompt_bundle, reason=f"rollback to {previous.image[:19]}", log=log
+        back, previous.model_image, previous.prompt_bundle, reason=f"rollback to {previous.image[:19]}", log=log
     )
     return replace(result, kind="rollback")
 
 
 def stop(home: Path, model: str, log: Log = print) -> str | None:
-    """Stop a model's live color and clear it from the state (for `make demo-stop` and tests): the color
-    stopped, or None when nothing was live (and then nothing is written)."""
+    """Stop a model's live color, clear it from the state and record the stop (`ModelState.stopped_at`): the
+    color stopped, or None when nothing was live (and then nothing is written)."""
     state = load(home, model)
     if state.live is None:
         return None
     # cleared first: the gateway stops routing to it, and the supervisor (rollout/heal.py) never restarts a
-    # colour whose process it sees end while it is still the live one in the state
-    save(home, replace(state, live=None))
+    # colour whose process it sees end while it is still the live one in the state; the state says it was
+    # stopped, and when (`rollout status`), until the next deploy or a rollback
+    save(home, replace(state, live=None, stopped_at=time.time()))
     _reload_gateway(home, log)
     # a pid that now names another process is left alone: that colour counts as not running, and is cleared
     stopped = stop_pid(state.live.pid, state.live.started, log=log)

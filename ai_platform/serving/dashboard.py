@@ -79,7 +79,8 @@ def traffic() -> list[timeseries.Panel]:
             "Admission",
             "reqps",
             [(f"sum by (decision) (rate(ai_platform_admission_decisions_total{{{GATEWAY}}}{RATE}))", "{{decision}}")],
-            "Weighted admission control: admitted, degraded (smaller max_tokens), rejected (429).",
+            "Weighted admission control: admitted, degraded (smaller max_tokens), rejected (429),"
+            " too_large (413: never admissible).",
         ),
         _panel(
             "Weight decided",
@@ -144,6 +145,13 @@ def guards() -> list[timeseries.Panel]:
             "short",
             [(f"sum by (kind) (increase(ai_platform_reply_pii_entities_total{{{GATEWAY}}}{RATE}))", "{{kind}}")],
             "Validated PII entities found in replies (any is an alert).",
+            threshold=1,
+        ),
+        _panel(
+            "System prompt leaked",
+            "short",
+            [(f"sum by (prompt) (increase(ai_platform_reply_prompt_leaks_total{{{GATEWAY}}}{RATE}))", "{{prompt}}")],
+            "Prompt-run replies repeating a run of their compiled system prompt (guards.leak; any is an alert).",
             threshold=1,
         ),
         _panel(
@@ -213,6 +221,13 @@ def serving_health() -> list[timeseries.Panel]:
             ],
             "Model servers found down; requests whose caller left (their model server call closed); rollout "
             "states the gateway refused (it serves the last good one).",
+        ),
+        _panel(
+            "Admission on a replica's own windows",
+            "short",
+            [(f"sum(rate(ai_platform_gateway_window_fallbacks_total{{{GATEWAY}}}{RATE}))", "decisions/s")],
+            "Admission decisions taken on a gateway replica's own windows because the shared store (the kit's "
+            "Redis) could not be reached: each replica then admits up to the whole budget.",
         ),
     ]
 

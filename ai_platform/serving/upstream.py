@@ -163,27 +163,24 @@ class Upstream:
         """The reply to `body` with its status line and headers read. A failure before any byte of it came back
         is tried once more on a fresh connection; else UpstreamError (503: unreachable; 502: silent)."""
         url = f"{color.base_url}{path}"
-        try:
-            return await pool.session.post(url, json=body)
-        except aiohttp.SocketTimeoutError as exc:  # it took the request and said nothing: not tried again
-            raise cut_off(color, exc) from None
-        except (aiohttp.ClientConnectionError, TimeoutError) as exc:
-            LOG.info(
-                "upstream %s (%s): %s before an answer; once more on a new connection",
-                color.color,
-                color.base_url,
-                type(exc).__name__,
-            )
-        except aiohttp.ClientError as exc:  # a malformed answer: bytes came back
-            raise cut_off(color, exc) from None
-        try:
-            return await self.fresh.post(url, json=body)
-        except aiohttp.SocketTimeoutError as exc:
-            raise cut_off(color, exc) from None
-        except (aiohttp.ClientConnectionError, TimeoutError) as exc:
-            raise unreachable(color, exc) from None
-        except aiohttp.ClientError as exc:
-            raise cut_off(color, exc) from None
+        for retry in (False, True):
+            session = self.fresh if retry else pool.session
+            try:
+                return await session.post(url, json=body)
+            except aiohttp.SocketTimeoutError as exc:  # it took the request and said nothing: not tried again
+                raise cut_off(color, exc) from None
+            except (aiohttp.ClientConnectionError, TimeoutError) as exc:
+                if retry:
+                    raise unreachable(color, exc) from None
+                LOG.info(
+                    "upstream %s (%s): %s before an answer; once more on a new connection",
+                    color.color,
+                    color.base_url,
+                    type(exc).__name__,
+                )
+            except aiohttp.ClientError as exc:  # a malformed answer: bytes came back
+                raise cut_off(color, exc) from None
+        raise AssertionError("the retry either answers or raises")
 
     async def post(self, color: Color, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """The JSON answer of the model server `color` to `body` at `path`; else UpstreamError. Cancelled (the

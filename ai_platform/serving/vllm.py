@@ -63,8 +63,15 @@ def serving_dtype(model_dir: Path, serving: Serving, device: Device) -> str:
     return "bfloat16" if serving.dtype == "auto" else serving.dtype
 
 
-def server_args(model_dir: Path, name: str, serving: Serving, device: Device, host: str, port: int) -> list[str]:
-    """The api_server command-line flags for a model spec's `serving` section."""
+TENSOR_PARALLEL = ("--tensor-parallel-size", "-tp")
+
+
+def server_args(
+    model_dir: Path, name: str, serving: Serving, device: Device, host: str, port: int, *, gpus: int | None = None
+) -> list[str]:
+    """The api_server command-line flags for a model spec's `serving` section. `gpus`: the GPUs a cluster pod has
+    (`kubernetes.gpu.count`); one server shards the model across them all (`--tensor-parallel-size`: without it
+    vLLM uses one and the others sit idle). None: this machine's, where `serving.extra_args` may say."""
     if device == "cpu" and serving.block_size % CPU_BLOCK_MULTIPLE:
         # vLLM's CPU attention only fails this deep inside worker start-up, after a minute of loading
         raise ServingError(
@@ -93,6 +100,14 @@ def server_args(model_dir: Path, name: str, serving: Serving, device: Device, ho
         "--structured-outputs-config",
         json.dumps({"backend": serving.structured_outputs_backend, "disable_any_whitespace": serving.compact_json}),
     ]
+    if device == "gpu" and gpus is not None:
+        given = [arg for arg in serving.extra_args if arg.split("=", 1)[0] in TENSOR_PARALLEL]
+        if given:
+            raise ServingError(
+                f"serving.extra_args: {given[0]} is set from the GPUs each pod has (kubernetes.gpu.count, {gpus});"
+                " remove it"
+            )
+        args += ["--tensor-parallel-size", str(gpus)]
     if device == "gpu":
         args += ["--gpu-memory-utilization", str(serving.gpu_memory_utilization)]
     return args + list(serving.extra_args)

@@ -106,7 +106,7 @@ class Gateway:
         carried = next((s.window_storage for s in states.values() if s.window_storage), "memory://")
         storage = self.window_storage or carried
         if storage != self.pipeline.windows.storage_uri:
-            self.pipeline.windows = Windows(storage)
+            self.pipeline.windows = Windows(storage, on_fallback=lambda _: self.metrics.window_fallbacks.inc())
 
     def requires(self, scope: str, handler: Handler) -> Handler:
         """`handler`, for requests whose bearer key has `scope`; the key is `request.state.key`."""

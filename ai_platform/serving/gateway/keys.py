@@ -94,13 +94,16 @@ class KeyRing:
     def __init__(self, path: Path, local_admin: str | None = None) -> None:
         self.path = path
         self.local = Key("local-admin", digest(local_admin), ("admin",)) if local_admin else None
-        self._stamp: tuple[str, int, int] | None = None
+        self._stamp: tuple[int, int, int, int] | None = None
         self._keys: list[Key] = []
 
     def keys(self) -> list[Key]:
+        """The file's keys, read again whenever the file is another: `stat` follows symlinks, and the inode is in
+        the stamp, so a Kubernetes Secret volume's rotation (the kubelet writes a new directory and swaps the
+        `..data` link to it) is seen even when the new file has the old one's size and modification time."""
         try:
             stat = self.path.stat()
-            stamp: tuple[str, int, int] | None = (str(self.path), stat.st_mtime_ns, stat.st_size)
+            stamp: tuple[int, int, int, int] | None = (stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size)
         except FileNotFoundError:
             stamp = None
         if stamp != self._stamp:

@@ -5,7 +5,7 @@ caller left before the answer ended (cancelled), requests in flight per model an
 color, switches, each live model server's health (`ai_platform_gateway_upstream_up`) and restarts, and
 refused rollout states. Quality of what users get, per model and prompt: replies and schema-valid replies (a
 rate in PromQL), the repetition ratio (seq-rep-4), PII entities found in replies, the injection score
-of inputs, the trust score, replies marked for review. The generation log:
+of inputs, the trust score, replies marked for review, replies that leak their system prompt. The generation log:
 rows waiting, rows written, failed writes. Where a request's time goes: the
 duration of each pipeline step (`ai_platform_gateway_step_duration_seconds{step}`).
 """
@@ -54,6 +54,12 @@ class Metrics:
             "Time until the reply's first byte: the first token of a streamed reply, the whole reply otherwise.",
             ["route", "model", "status"],
             buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.window_fallbacks = PromCounter(
+            "ai_platform_gateway_window_fallbacks",
+            "Admission decisions taken on this replica's own windows because the shared store (Redis) could not"
+            " be reached.",
             registry=r,
         )
         self.in_flight_gauge = Gauge(
@@ -115,6 +121,12 @@ class Metrics:
         )
         self.pii = PromCounter(
             "ai_platform_reply_pii_entities", "Validated PII entities found in replies.", ["model", "kind"], registry=r
+        )
+        self.leaks = PromCounter(
+            "ai_platform_reply_prompt_leaks",
+            "Prompt-run replies that repeat a run of their compiled system prompt (guards.leak), whatever its action.",
+            ["model", "prompt"],
+            registry=r,
         )
         self.injection = Histogram(
             "ai_platform_request_injection_score",

@@ -46,9 +46,9 @@ from ai_platform.errors import CallerGone, GatewayRefusal, PlatformError, Reques
 from ai_platform.prompts.compiler import version_of
 from ai_platform.prompts.render import check_reply, request_body
 from ai_platform.serving.gateway import bodies
-from ai_platform.serving.gateway.admission import Windows
+from ai_platform.serving.gateway.admission import Windows, too_large
 from ai_platform.serving.gateway.generations import GenerationLog
-from ai_platform.serving.gateway.guards import Action, check_input, check_output, stored_input
+from ai_platform.serving.gateway.guards import Action, check_input, check_leak, check_output, stored_input
 from ai_platform.serving.gateway.health import Health
 from ai_platform.serving.gateway.keys import KeyRing
 from ai_platform.serving.gateway.metrics import Metrics
@@ -98,10 +98,16 @@ class Outcome:
     generation_id: str
     latency: float
     retrieved: list[str] = field(default_factory=list)
+    leak: Action | None = None  # the prompt-leak guard's action
+
+    @property
+    def withheld(self) -> Action | None:
+        """The guard action that withholds the reply (a block), if any."""
+        return next((a for a in (self.pii, self.leak) if a is not None and a.action == "block"), None)
 
     @property
     def blocked(self) -> bool:
-        return self.pii is not None and self.pii.action == "block"
+        return self.withheld is not None
 
 
 class Family(Protocol):
@@ -144,6 +150,7 @@ class Pipeline:
                     )
                 call = family.parse(self.live, request, await request.body(), received, started)
                 self.health.require(call.state.model, call.color)  # a model whose server is down: 503 at once
+                self.weigh(call, family)  # a request no window could ever admit: 413 at once, before the guards
             with self.metrics.timed("guard_input"):
                 await self.guard_input(call, family)
             with self.metrics.timed("admit"):
@@ -187,13 +194,36 @@ class Pipeline:
             message = f"the input was refused: {action.reason}"
             raise GatewayRefusal(400, message, param=family.param, code="prompt_injection")
 
+    @staticmethod
+    def asked(call: Call) -> int:
+        """The max_tokens admission weighs: vLLM takes max_completion_tokens over max_tokens, so the one it will
+        use (both are admitted at the same), else the spec's `serving.admission.max_tokens`."""
+        body = call.body
+        return int(body.get("max_completion_tokens") or body.get("max_tokens") or call.rules.admission.max_tokens)
+
+    def weigh(self, call: Call, family: Family) -> None:
+        """Refuse a request that no admission window could ever hold (admission.too_large): a 413 naming the
+        limit and its weight; a 400 naming `max_tokens` (or `max_completion_tokens`) instead where an OpenAI
+        caller asked for an output limit and its input alone would fit. Never a 429: retrying cannot help.
+        Counted as `too_large`, not `rejected`: it says nothing of the model's load."""
+        rules, body = call.rules.admission, call.body
+        decision = too_large(rules, call.input_bytes, self.asked(call))
+        if decision is None:
+            return
+        self.metrics.admission(call.state.model, decision.kind, decision.weight)
+        LOG.info("admission: too large for %s: %s", call.state.model, decision.reason)
+        param = "max_completion_tokens" if body.get("max_completion_tokens") else "max_tokens"
+        # a prompt run's max_tokens is its prompt's or the spec's, not the caller's: only its input can shrink
+        if family.route != "openai" or not body.get(param) or too_large(rules, call.input_bytes, 0) is not None:
+            raise GatewayRefusal(413, decision.reason, param=family.param, code="request_too_large")
+        raise GatewayRefusal(400, f"{decision.reason}; ask for fewer {param}", param=param, code="request_too_large")
+
     def admit(self, call: Call) -> None:
         """Weighted admission for the call's model and key: its max_tokens set (maybe lowered), or a 429 with
         Retry-After raised."""
         state, body, key = call.state, call.body, call.request.state.key.name
         rules = call.rules.admission
-        # vLLM takes max_completion_tokens over max_tokens: weigh the one it will use, and admit both at the same
-        asked = body.get("max_completion_tokens") or body.get("max_tokens") or rules.max_tokens
+        asked = self.asked(call)
         decision = self.windows.admit(state.model, key, rules, call.input_bytes, asked)
         self.metrics.admission(state.model, decision.kind, decision.weight)
         if decision.kind == "rejected":
@@ -249,7 +279,16 @@ class Pipeline:
         schema = call.document["output_schema"] if call.document else None
         latency, trust = time.perf_counter() - call.started, self.live.trust.get(call.state.model)
         return await _cpu(
-            lambda: score_reply(call.state, schema, answer, call.user_text, call.injection, latency, trust),
+            lambda: score_reply(
+                call.state,
+                schema,
+                answer,
+                call.user_text,
+                call.injection,
+                latency,
+                trust,
+                call.rules.guards.phone_regions,
+            ),
             size=len(answer.content),
         )
 
@@ -261,13 +300,19 @@ class Pipeline:
             shown, pii = check_output(call.rules.guards, scored["content"], scored["found"])
             if pii:
                 await self.audit(call, family, pii)
+            leak = await _cpu(
+                check_leak, call.rules.guards, call.document, call.version, scored["content"], size=len(shown)
+            )
+            if leak:
+                self.metrics.leaks.labels(call.state.model, call.label).inc()
+                await self.audit(call, family, leak)
         self.metrics.reply(call.state.model, call.label, scored)
         with self.metrics.timed("journal"):
             generation_id = call.request.state.generation_id = f"gen-{uuid.uuid4().hex}"
             latency = time.perf_counter() - call.started
             row = await _cpu(self._row, call, generation_id, shown, scored, latency, size=len(call.user_text))
             await self.log.add_async(call.state.warehouse, row)  # returns once the fsync that covers it is done
-        return Outcome(scored, shown, pii, generation_id, latency, retrieved or [])
+        return Outcome(scored, shown, pii, generation_id, latency, retrieved or [], leak)
 
     def _row(self, call: Call, generation_id: str, shown: str, scored: dict[str, Any], latency: float) -> list[Any]:
         return generation_row(
@@ -299,7 +344,8 @@ class Pipeline:
     async def stream(self, call: Call, family: Family) -> Response:
         """The upstream step, streamed: each line relayed as it comes and its text collected; at `[DONE]` the
         reply is scored, guarded and journaled before `[DONE]` goes out. The PII guard can only record a
-        streamed reply (its text has reached the caller already)."""
+        streamed reply (its text has reached the caller already); so could the prompt-leak guard, but only prompt
+        runs have a compiled system prompt, and they are not streamed."""
         base, started = call.color.base_url, time.perf_counter()
         self.metrics.enter(base)
         try:
@@ -451,8 +497,8 @@ class PromptRun:
         }
         if outcome.retrieved:  # what a reviewer needs beside a low-trust reply: the clauses it was (re-)asked with
             result["retrieval"] = scored["metrics"]["retrieval"]
-        if blocked and outcome.pii:
-            result["error"] = f"the reply was withheld: {outcome.pii.reason}"
+        if outcome.withheld:
+            result["error"] = f"the reply was withheld: {outcome.withheld.reason}"
         elif not valid:
             result["error"] = "the reply does not validate against the prompt's output schema"
             result["raw_output"] = outcome.shown
@@ -498,7 +544,7 @@ class OpenAI:
     def respond(self, call: Call, outcome: Outcome, data: dict[str, Any]) -> Response:
         choice = data["choices"][0]
         shown = outcome.shown
-        if outcome.blocked:  # withheld by the PII guard
+        if outcome.blocked:  # withheld by a guard
             choice["finish_reason"] = "content_filter"
             shown = ""
         if "message" in choice:

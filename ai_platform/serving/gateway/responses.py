@@ -13,6 +13,7 @@ ERROR_TYPES = {
     401: "authentication_error",
     403: "permission_error",
     404: "not_found_error",
+    413: "invalid_request_error",
     422: "invalid_request_error",
     429: "rate_limit_error",
     502: "upstream_error",

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ai_platform.detectors.pii import find_pii
+from ai_platform.detectors.pii import DEFAULT_PHONE_REGIONS, find_pii
 from ai_platform.detectors.text import seq_rep_n
 from ai_platform.errors import PlatformError
 from ai_platform.prompts.render import check_reply
@@ -87,6 +88,7 @@ def score_reply(
     injection: float,
     latency: float,
     trust_model: TrustModel | None,
+    phone_regions: Sequence[str] = DEFAULT_PHONE_REGIONS,
 ) -> dict[str, Any]:
     """One answer, checked and scored (`injection`: the input's score, as the input guard found it);
     `needs_review` when the trust model scores it under the threshold. `found` is the validated PII in it, for
@@ -94,7 +96,7 @@ def score_reply(
     content = answer.content
     valid, output = check_reply(content, output_schema)
     logprobs = answer.logprobs
-    found = find_pii(content)
+    found = find_pii(content, phone_regions)
     metrics = {
         "schema_valid": valid,
         "seq_rep_4": seq_rep_n(content, 4),
