@@ -12,8 +12,10 @@ the asset it produces; the sensor adds everything downstream of it.
 from __future__ import annotations
 
 import hashlib
+import os
 import posixpath
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +36,8 @@ CANARY_EVAL = "canary_eval"
 # The run tag naming the commit a run was planned for: every stage of that run reads it.
 COMMIT_TAG = "ai_platform/commit"
 FETCH_TIMEOUT_S = 20.0  # a tick has 60 s in all (Dagster's sensor timeout); planning needs the rest
+POLL_S = 30.0  # a remote with no webhook (or a lost one) is fetched this often; a marked push at once
+FETCHED = "ai-platform-fetch-started"  # in a mirror: its mtime is when the last good fetch began
 _REMOTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^[^/:]+@[^/:]+:")  # a URL, or scp-like user@host:path
 _BATCH_ENV = {"GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=10"}  # never wait for a password
 
@@ -64,13 +68,35 @@ def sync(source: str, home: Path, branch: str, timeout_s: float = FETCH_TIMEOUT_
         git(repo, "init", "--quiet", "--bare")
     # `+`: a force-push upstream must reach the mirror too, where the planner sees the rewrite.
     refspec = f"+refs/heads/{branch}:refs/heads/{branch}"
+    started = time.time()
     try:
         git(repo, "fetch", "--quiet", "--no-tags", source, refspec, timeout=timeout_s, env=_BATCH_ENV)
     except PlatformRepoError as exc:
         # git's own words on one line, with any credentials it echoed masked
         reason = " ".join(str(exc).split("git fetch: ", 1)[-1].split())
         raise PlatformRepoError(f"fetching {branch} failed: {shown(reason)}") from None
+    stamp = repo / FETCHED
+    stamp.touch()
+    os.utime(stamp, (started, started))
     return repo
+
+
+def fetch_due(source: str, home: Path, poll_s: float = POLL_S, now: float | None = None) -> bool:
+    """Does the sensor's tick fetch `source` now? A folder is read as it is (always: reading it costs one `git
+    rev-parse`); a remote when it was never fetched, when a push was marked in `home` since the last fetch began
+    (`webhooks.marker`), or when `poll_s` has passed since then, so a lost webhook costs one poll, never a commit."""
+    from ai_platform.webhooks.marker import pushed_at
+
+    if not is_remote(source):
+        return True
+    try:
+        fetched = (local_repo(source, home) / FETCHED).stat().st_mtime
+    except FileNotFoundError:
+        return True
+    pushed = pushed_at(home)
+    if pushed is not None and pushed >= fetched:
+        return True
+    return (time.time() if now is None else now) - fetched >= poll_s
 
 
 @dataclass(frozen=True)

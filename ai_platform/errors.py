@@ -509,3 +509,44 @@ class InputFileError(UsageError):
 
 class DetectorModelError(ConfigError):
     """A detector's configured model (the injection classifier) is not a Hugging Face model folder."""
+
+
+# -- the push receiver (ai_platform/webhooks)
+
+
+class WebhookRefused(PlatformError):
+    """A forge's webhook delivery the push receiver refuses: `status` is the HTTP answer (a 4xx), `reason` the
+    label it is counted under (`ai_platform_webhook_deliveries_total{outcome}`)."""
+
+    status = 400
+    reason = "malformed"
+
+
+class UnsignedWebhookError(WebhookRefused):
+    """A delivery without the forge's signature or token header."""
+
+    status, reason = 401, "unsigned"
+
+
+class BadSignatureError(WebhookRefused):
+    """A delivery whose HMAC-SHA256 signature (GitHub, Gitea, Forgejo) or token (GitLab) does not match the
+    receiver's secret."""
+
+    status, reason = 401, "bad_signature"
+
+
+class ReplayedWebhookError(WebhookRefused):
+    """A delivery id the receiver has taken before: the forges sign no timestamp, so a captured delivery verifies
+    again; the id is what tells a replay from a new push."""
+
+    status, reason = 409, "replayed"
+
+
+class WebhookTooLargeError(WebhookRefused):
+    """A delivery body over the receiver's limit (`--max-bytes`), refused before it is read whole."""
+
+    status, reason = 413, "too_large"
+
+
+class WebhookPayloadError(WebhookRefused):
+    """A signed delivery that is not a push the receiver can read: not JSON, no `ref`/`after`, no delivery id."""

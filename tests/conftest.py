@@ -217,3 +217,15 @@ def lake(postgres: PostgresServer, tmp_path: Path):
 
     catalog = postgres.create_database(f"lake_{uuid.uuid4().hex[:12]}")
     return Lake(f"ducklake:postgres:{catalog}", str(tmp_path / "lake-data"))
+
+
+@pytest.fixture
+def sensor_instance(own_demo_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    """A Dagster instance for the git sensor's ticks, with the resources' environment as a code location has it
+    (building an execution plan resolves them)."""
+    import dagster as dg
+
+    monkeypatch.setenv("AI_PLATFORM_REPO", str(own_demo_repo))
+    monkeypatch.setenv("AI_PLATFORM_HOME", str(tmp_path / "home"))
+    with dg.instance_for_test() as instance:
+        yield instance

@@ -15,6 +15,7 @@ from dagster._core.execution.api import create_execution_plan
 
 from ai_platform.changes import COMMIT_TAG
 from ai_platform.platform_repo import git, resolve
+from ai_platform.webhooks.marker import mark
 from assets import SHIP_CHAIN
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
@@ -70,15 +71,6 @@ def planned_steps(request: dg.RunRequest) -> list[str]:
     job = defs.resolve_job_def("ship_model").get_subset(asset_selection=set(request.asset_selection))
     plan = create_execution_plan(job, tags={**request.tags, "dagster/partition": request.partition_key})
     return [step.key for step in plan.get_all_steps_in_topo_order()]
-
-
-@pytest.fixture
-def sensor_instance(own_demo_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # The resources' environment, as a code location has it: building an execution plan resolves them.
-    monkeypatch.setenv("AI_PLATFORM_REPO", str(own_demo_repo))
-    monkeypatch.setenv("AI_PLATFORM_HOME", str(tmp_path / "home"))
-    with dg.instance_for_test() as instance:
-        yield instance
 
 
 @pytest.fixture
@@ -295,6 +287,7 @@ def test_a_force_push_replans_from_the_merge_base(
     git(own_demo_repo, "reset", "--quiet", "--hard", base)
     new = commit(own_demo_repo, "calibration instead", {"calibration/contracts.jsonl": "{}\n"})
     git(own_demo_repo, "push", "--quiet", "--force", "origin-test", "main")
+    mark(home)  # as the push receiver does: the next tick fetches, not the one after the poll interval
     result = tick(sensor_instance, source, old, home)
     (request,) = result.run_requests
     # Calibration onward for the new commit, and the prompt chain: the live v2 prompt is no longer on the branch.
@@ -305,6 +298,7 @@ def test_a_force_push_replans_from_the_merge_base(
 
     # Reset back to the merge base itself: nothing new, but what the dropped commit changed re-runs.
     git(own_demo_repo, "push", "--quiet", "--force", "origin-test", f"{base}:main")
+    mark(home)
     back = tick(sensor_instance, source, new, home)
     assert runs(back) == {MODEL: QUANTIZE_ONWARD} and back.cursor == base
     (request,) = back.run_requests

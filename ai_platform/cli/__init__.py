@@ -16,11 +16,24 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from ai_platform.cli import config, demo, feedback, guard, image, keys, prompts, rollout, runtime, warehouse, weights
+from ai_platform.cli import (
+    config,
+    demo,
+    feedback,
+    guard,
+    image,
+    keys,
+    prompts,
+    rollout,
+    runtime,
+    warehouse,
+    webhook,
+    weights,
+)
 from ai_platform.cli.common import epilog
 from ai_platform.errors import PlatformError
 
-AREAS = (demo, config, warehouse, weights, prompts, image, guard, feedback, rollout, keys, runtime)
+AREAS = (demo, config, warehouse, weights, prompts, image, guard, feedback, rollout, keys, runtime, webhook)
 
 
 def _version() -> str:
