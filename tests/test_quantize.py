@@ -289,3 +289,13 @@ def test_a_pod_reports_its_result_through_its_log(tmp_path: Path) -> None:
     messages = seen["messages"]
     assert len(messages) == 1 and messages[0]["error_type"].endswith("Error"), seen["log"][-2000:]
     assert "missing.json" in messages[0]["error"]
+
+
+def test_a_group_size_the_model_cannot_take_fails_before_the_workload(instance, own_demo_repo: Path) -> None:
+    set_quantization(own_demo_repo, group_size=256)  # the demo model is 128 wide
+    result = materialize(instance, *CHAIN)
+    assert not result.success
+    (failure,) = result.get_step_failure_events()
+    message = failure.step_failure_data.error.to_string()
+    assert "quantization.group_size 256 does not divide the model's hidden_size 128" in message
+    assert not result.asset_materializations_for_node("quantized_weights")

@@ -60,6 +60,37 @@ def from_spec(quantization: Any, scheme: str | None = None) -> dict[str, Any]:
     }
 
 
+def linear_inputs(config: dict[str, Any]) -> dict[str, int]:
+    """The input widths of a decoder's Linear layers, from its Hugging Face `config.json`: what group-wise
+    quantization cuts into groups (q/k/v, gate and up take `hidden_size`; down takes `intermediate_size`; o takes
+    the attention heads' width). A multimodal config keeps the language model's under `text_config`."""
+    config = config.get("text_config") or config
+    found: dict[str, int] = {}
+    for name in ("hidden_size", "intermediate_size"):
+        if isinstance(config.get(name), int):
+            found[name] = config[name]
+    heads, hidden = config.get("num_attention_heads"), config.get("hidden_size")
+    head_dim = config.get("head_dim") or (hidden // heads if isinstance(hidden, int) and heads else None)
+    if isinstance(heads, int) and isinstance(head_dim, int):
+        found["num_attention_heads × head_dim"] = heads * head_dim
+    return found
+
+
+def group_size_problem(recipe: dict[str, Any], config: dict[str, Any]) -> str | None:
+    """Why this recipe's group size cannot cut the model's Linear inputs into whole groups, or None."""
+    weights = recipe.get("weights", {})
+    if weights.get("strategy") != "group":
+        return None
+    size = weights["group_size"]
+    bad = {name: width for name, width in linear_inputs(config).items() if width % size}
+    if not bad:
+        return None
+    widths = ", ".join(f"{name} {width}" for name, width in bad.items())
+    fits = sorted({g for g in (32, 64, 128) if all(w % g == 0 for w in linear_inputs(config).values())})
+    hint = f"; a group size of {' or '.join(map(str, fits))} divides them all" if fits else ""
+    return f"quantization.group_size {size} does not divide the model's {widths}{hint}"
+
+
 def describe(recipe: dict[str, Any]) -> str:
     """One line for logs and metadata, e.g. "AWQ W4A16 (group 128, asymmetric)"."""
     weights = recipe["weights"]

@@ -123,11 +123,14 @@ def job_for(
 ) -> dict[str, Any]:
     """What the workload needs, as plain JSON (it travels as Pipes extras, possibly to a pod)."""
     q = snap.spec.quantization
+    planned = recipe.from_spec(q, choice.scheme)
+    if store.keeps_folders_in_place:  # the model's shape is readable here: refuse before any work
+        check_group_size(planned, store.folder(verified.folder), f"models/{snap.spec.name}.yaml")
     files = calibration.files(snap.platform.file(q.calibration.path))
     calibration.split(calibration.load(files), q.calibration.holdout_fraction, q.calibration.samples)  # fail here
     job: dict[str, Any] = {
         "output_root": str(snap.platform.artifacts_path / "quantized"),
-        "recipe": recipe.from_spec(q, choice.scheme),
+        "recipe": planned,
         "seed": 0,
         "log_path": str(snap.platform.artifacts_path / "logs" / f"quantize-{snap.spec.name}.log"),
     }
@@ -143,6 +146,19 @@ def job_for(
         "input_manifest": verified.digest,
         "calibration_files": [store.put_bytes(f.read_bytes()) for f in files],
     }
+
+
+def check_group_size(planned: dict[str, Any], folder: Path, where: str) -> None:
+    """Raise unless the recipe's group size divides every Linear input of the model in `folder` (its
+    config.json); the workload checks the same where it fetches the weights itself (`workload.run`)."""
+    path = Path(folder) / "config.json"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise QuantizationError(f"{path}: cannot read the model's config: {exc}") from None
+    problem = recipe.group_size_problem(planned, config)
+    if problem:
+        raise QuantizationError(f"{where}: {problem}")
 
 
 def gates(q: Quantization, report: dict[str, Any]) -> dict[str, tuple[bool, str]]:

@@ -13,6 +13,7 @@ next run removes.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -151,6 +152,9 @@ def run(job: dict[str, Any], log: Log) -> dict[str, Any]:
     store = _store(job)
     source, manifest_path, calibration_files = _inputs(job, store, log)
     input_digest = verify_input(source, manifest_path, log)
+    problem = recipes.group_size_problem(recipe, json.loads((source / "config.json").read_text(encoding="utf-8")))
+    if problem:
+        raise QuantizationError(problem)
     cal = recipe["calibration"]
     samples = calibration.load(calibration_files)
     calibrate, holdout = calibration.split(samples, cal["holdout_fraction"], cal["samples"])
