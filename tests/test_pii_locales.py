@@ -260,6 +260,8 @@ def test_second_heldout_layouts_are_phones(number: str) -> None:
         "Kassenbon 0754/885/43104 11.08.1992 10:22",  # two slashes: a receipt number
         "会员卡号 0517 1985 6240",  # 4-4-4 with a leading 0: a member card, though a valid CN landline
         "pages 0441-7327",  # 8 digits with the trunk prefix: a range, not a phone
+        "Kenvil, NJ 07266-2022",  # a ZIP+4 code, though `07266 2022` is a valid German number
+        "Konto 94028689 0934921154",  # the tail of a longer number, though `0934921154` would be a phone
     ],
 )
 def test_second_heldout_benign_numbers_are_not_phones(text: str) -> None:

@@ -139,7 +139,8 @@ _INTL_PHONE = re.compile(
 #   through another international prefix (JP's 010, US's 011) is not kept: `0104-691517-245` is an order
 #   number, not +46 91517245.
 # - not, though valid: 4-4-4 with the trunk prefix (a member card `0517 1985 6240`), two slashes (a receipt
-#   `0754/885/43104`), fewer than 9 digits with the trunk prefix (`pages 0441-7327`).
+#   `0754/885/43104`), fewer than 9 digits with the trunk prefix (`pages 0441-7327`), a ZIP+4 code's 5-4
+#   (`07266-2022`), the tail of a longer number (`94028689 0934921154`).
 # An extension as the languages write it after the number (`x12`, `ext. 12`, `extension 12`, `#12`, `分机12`,
 # `转12`, `内線12`, `Durchwahl 12`, `poste 12`, in parentheses or not) belongs to the phone's span.
 # Never a date (2024-03-15, 15.03.2024), an amount in thousands (1.234.567,89), nor a number joined to a
@@ -155,6 +156,8 @@ _IDD_00 = re.compile(r"00(?=[1-9])")
 _CC_IN_PARENTHESES = re.compile(r"\((\+[1-9][0-9]{0,2})\)")
 _DATE = re.compile(r"\(?(?:[0-9]{4}[-./][0-9]{1,2}[-./][0-9]{1,2}|[0-9]{1,2}[-./][0-9]{1,2}[-./][0-9]{2,4})\)?")
 _GROUPS = re.compile(r"[0-9]+")
+_AFTER_DIGITS = re.compile(r"[0-9][ ./-]*$")
+_ZIP_PLUS_4 = re.compile(r"[0-9]{5}-[0-9]{4}")
 _NOT_DIGITS = re.compile(r"[^0-9]+")
 
 
@@ -172,6 +175,8 @@ def _phone_kept(raw: str, number: PhoneNumber, region: str, idd: bool = False) -
         return False  # mixed separators, an open parenthesis, a check digit after a dash: not a phone
     if body.count("/") > 1:
         return False  # `0754/885/43104`: a receipt or file number; a phone has one slash, after its area code
+    if _ZIP_PLUS_4.fullmatch(body):
+        return False  # a US ZIP+4 code (`07266-2022`), though a German number may be printed so
     if _DATE.fullmatch(body) or sum(map(len, groups)) < 7:
         return False
     if idd:  # `00`: an order number `0043-504342-097` is as often; the groups libphonenumber prints, or compact
@@ -262,6 +267,8 @@ def _phone_matches(window: str, regions: tuple[str, ...], idd: bool) -> tuple[tu
     found: set[tuple[int, int]] = set()
     for region in regions:
         for match in phonenumbers.PhoneNumberMatcher(window, region, leniency=Leniency.POSSIBLE):
+            if _AFTER_DIGITS.search(window, 0, match.start):
+                continue  # the tail of a longer number: `94028689 0934921154`
             if _phone_kept(match.raw_string, match.number, region, idd and match.start == 1):
                 found.add((match.start, match.end))
     return tuple(sorted(found))
