@@ -17,7 +17,8 @@ pass) with the ratio ours/main, and `before` (BEFORE_COMMIT, the last pii.py bef
 of benign numbers (barcodes, ISBNs, dates, amounts, references) each flags. Splits: `train` (what the tests
 hold to 99%), `seen` (the first held-out split, read to add layout classes to train), `heldout` (the second,
 its generator's two defects fixed, then read to find the detector's misses: no longer held out either) and
-`fresh` (the held-out generator on a new seed, scored once after tuning). `--split` shows one; all by default.
+`fresh` (the held-out generator on a new seed, scored after tuning; its two misses then read and fixed) and
+`fresh2` (another seed, scored once at the end). `--split` shows one; all by default.
 """
 
 from __future__ import annotations

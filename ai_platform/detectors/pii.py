@@ -138,6 +138,8 @@ _INTL_PHONE = re.compile(
 #   in every region like `+`, and so is `(+86)`; `00CC (0)…` is a phone's notation. A number a region parses
 #   through another international prefix (JP's 010, US's 011) is not kept: `0104-691517-245` is an order
 #   number, not +46 91517245.
+# - one run of 10-11 digits of a possible length, when a word for a phone stands just before it (`phone:
+#   2922619295`, `电话：…`, `Tél. …`); without one it is an order number as often (`Order 4829103746`).
 # - not, though valid: 4-4-4 with the trunk prefix (a member card `0517 1985 6240`), two slashes (a receipt
 #   `0754/885/43104`), fewer than 9 digits with the trunk prefix (`pages 0441-7327`), a ZIP+4 code's 5-4
 #   (`07266-2022`), the tail of a longer number (`94028689 0934921154`).
@@ -153,6 +155,11 @@ _PHONE_RUN = re.compile(
     rf"{_EXTENSION_TAIL}?(?![A-Za-z0-9])(?![.,:][0-9])"
 )
 _IDD_00 = re.compile(r"00(?=[1-9])")
+# A word for a phone just before a number, in the languages of the default regions; then one run of digits is one.
+_PHONE_WORD = re.compile(
+    r"(?i:\b(?:tel|tél|phone|telephone|téléphone|telefon|mobile?|mobil|cell|handy|portable|fax|call|ph)\b)"
+    r"[^\n0-9]{0,12}$|(?:电话|電話|手机|手機|致电|回电|携帯|ＴＥＬ|联系方式|連絡先)[^\n0-9]{0,12}$"
+)
 _CC_IN_PARENTHESES = re.compile(r"\((\+[1-9][0-9]{0,2})\)")
 _DATE = re.compile(r"\(?(?:[0-9]{4}[-./][0-9]{1,2}[-./][0-9]{1,2}|[0-9]{1,2}[-./][0-9]{1,2}[-./][0-9]{2,4})\)?")
 _GROUPS = re.compile(r"[0-9]+")
@@ -161,10 +168,17 @@ _ZIP_PLUS_4 = re.compile(r"[0-9]{5}-[0-9]{4}")
 _NOT_DIGITS = re.compile(r"[^0-9]+")
 
 
-def _phone_kept(raw: str, number: PhoneNumber, region: str, idd: bool = False) -> bool:
-    """`idd`: printed with `00` for the `+` of `raw`, which is then held to the international layout."""
+def _phone_kept(raw: str, number: PhoneNumber, region: str, idd: bool = False, labelled: bool = False) -> bool:
+    """`idd`: printed with `00` for the `+` of `raw`, which is then held to the international layout.
+    `labelled`: a word for a phone stands just before it (_PHONE_WORD)."""
     body = raw.strip()
     groups = _GROUPS.findall(body)
+    if labelled and not idd and body.isdigit() and 10 <= len(body) <= 11:
+        # one run of digits is an order number as often as a phone (`Order 4829103746`), unless it is called one:
+        # `phone: 2922619295`
+        return number.country_code == phonenumbers.country_code_for_region(region) and (
+            phonenumbers.is_possible_number(number)
+        )
     if not body.startswith("+") and number.country_code != phonenumbers.country_code_for_region(region):
         return False  # dialled through the region's international prefix (JP 010, US 011): `00` is `+` already
     # The area code may stand apart (`(201) 555-0123`, `+81 3-1234-5678`, `+1 (201) 555-0123`); the groups after
@@ -263,13 +277,15 @@ def _national_prefix(region: str) -> str:
 
 
 @lru_cache(maxsize=1024)
-def _phone_matches(window: str, regions: tuple[str, ...], idd: bool) -> tuple[tuple[int, int], ...]:
+def _phone_matches(
+    window: str, regions: tuple[str, ...], idd: bool, labelled: bool = False
+) -> tuple[tuple[int, int], ...]:
     found: set[tuple[int, int]] = set()
     for region in regions:
         for match in phonenumbers.PhoneNumberMatcher(window, region, leniency=Leniency.POSSIBLE):
             if _AFTER_DIGITS.search(window, 0, match.start):
                 continue  # the tail of a longer number: `94028689 0934921154`
-            if _phone_kept(match.raw_string, match.number, region, idd and match.start == 1):
+            if _phone_kept(match.raw_string, match.number, region, idd and match.start == 1, labelled):
                 found.add((match.start, match.end))
     return tuple(sorted(found))
 
@@ -295,7 +311,8 @@ def _phones(text: str, regions: tuple[str, ...]) -> Iterator[tuple[int, int]]:
             window = " " + code.group(1) + " " + window[code.end() :]
         # `+` numbers are every region's: the first region parses them; national ones need the spec's regions.
         international = window.lstrip().startswith("+")
-        for start, end in _phone_matches(window, regions if regions else ("US",), idd):
+        labelled = _PHONE_WORD.search(text, max(0, m.start() - 24), m.start()) is not None
+        for start, end in _phone_matches(window, regions if regions else ("US",), idd, labelled):
             if regions or international:
                 start = 0 if (idd or code is not None) and start == 1 else start
                 end = m.end() - at if end == len(window) and m.group("ext") else end
@@ -477,10 +494,11 @@ def _classify(groups: list[str], compact: str) -> tuple[str, bool] | None:
         if uscc_shaped(number):
             valid = uscc.calc_check_digit(number) == number[17]
             sizes = [len(g) for g in groups]
-            if valid or len(groups) == 1 or not _card_layout(sizes) or not card_ok(number):
+            if valid or not _card_layout(sizes) or not card_ok(number):
                 return "cn_uscc", valid
-            # 18 digits in a card's groups (`3541-6398-9488-7884-62`) that pass Luhn: a JCB or UnionPay card
-            # that happens to be shaped as a USCC (1 in ~20 is), not a USCC with a wrong check character
+            # 18 digits, compact or in a card's groups (`3541-6398-9488-7884-62`), that pass Luhn in a card's IIN
+            # range: a JCB or UnionPay card that happens to be shaped as a USCC (about 1 in 20 is), reported
+            # as the card rather than dropped as a USCC with a wrong check character
         if number.isdigit() and int(number[:2]) in PROVINCES and 1900 <= int(number[6:10]) <= date.today().year:
             return None  # a province code and a birth year: a mistyped resident ID far likelier than a card
     if 12 <= len(number) <= 19 and card_shaped(number):

@@ -229,7 +229,7 @@ def corpus(seed: int = 0, per_kind: int = 400, per_country: int = 5) -> list[Cas
 # Cards: every scheme's published IIN ranges (Wikipedia "Payment card number"), drawn in range and length,
 # with a Luhn digit. IBANs: the registry countries' BBAN formats, printed in groups of four, in their BBAN
 # structure and in irregular groups. Benign: numbers documents print that are none of these.
-# Four splits, each its own seed, read by benchmarks/pii_scan.py:
+# Five splits, each its own seed, read by benchmarks/pii_scan.py:
 # - "train": what the tests hold to 99% recall and 0.1% benign flagged; the layout classes the first held-out
 #   split found missed were added to it as classes, drawn here (`00` + country code for every region,
 #   extensions in EN/ZH/JA/DE/FR, NANP numbers with random valid digits, hyphenated order numbers...);
@@ -242,8 +242,11 @@ def corpus(seed: int = 0, per_kind: int = 400, per_country: int = 5) -> list[Cas
 #   `_rand` rewrote a leading `00` the layout writes, so `001-`/`0044 (0)`/`0049 (0)`/`0033 (0)`/`0086-` came
 #   out as `051-…`, `0644 (0)…`: not phones. Both are fixed; with them fixed this split's misses were read to
 #   tune the detector (`(+86) …`, `1 (AAA) …`, JP 4-2-4, `00CC (0)…`), so it is no longer held out;
-# - "fresh": seed + 3000, the same (fixed) held-out generator, not read before the detector was tuned.
-SPLIT_SEEDS = {"train": 0, "seen": 1000, "heldout": 2000, "fresh": 3000}
+# - "fresh": seed + 3000, the same (fixed) held-out generator, not read before the detector was tuned. Scored
+#   (commit bcfd85f): phones 100% in every locale, cards 99.1-100%, IBANs 100%, benign 0/3000. Its two misses
+#   (18-digit compact cards shaped as USCCs) were read, and that class was then fixed: no longer held out;
+# - "fresh2": seed + 4000, the same generator, scored once at the end.
+SPLIT_SEEDS = {"train": 0, "seen": 1000, "heldout": 2000, "fresh": 3000, "fresh2": 4000}
 SPLITS = tuple(SPLIT_SEEDS)
 
 LOCALES = ("CN", "US", "GB", "DE", "FR", "JP")
@@ -406,7 +409,7 @@ EXTENSIONS = {
 }
 # NANP numbers with random valid digits (_nanp), as the US prints them.
 NANP_LAYOUTS = ("+1 (AAA) EEE-####", "(AAA) EEE-####", "AAA-EEE-####", "1-AAA-EEE-####", "+1 AAA EEE ####")
-NANP_LAYOUTS += ("+1-AAA-EEE-####",)
+NANP_LAYOUTS += ("+1-AAA-EEE-####", "AAAEEE####")  # the last in one run: found after a word for a phone
 
 
 def _phone_texts(rng: random.Random, region: str, split: str) -> list[tuple[str, str]]:
@@ -607,11 +610,12 @@ BENIGN = {
 }
 
 
-# "fresh": the held-out generator, its two defects fixed (the `tel:` scheme outside the span, the `00` a layout
-# writes kept), drawn on a seed no result had been read from when the detector was tuned on "heldout".
-TEMPLATES["fresh"] = TEMPLATES["heldout"]
-RANDOM_LAYOUTS["fresh"] = RANDOM_LAYOUTS["heldout"]
-BENIGN["fresh"] = BENIGN["heldout"]
+# "fresh", "fresh2": the held-out generator, its two defects fixed (the `tel:` scheme outside the span, the `00`
+# a layout writes kept), each drawn on a seed no result had been read from when the detector was tuned.
+for _fresh in ("fresh", "fresh2"):
+    TEMPLATES[_fresh] = TEMPLATES["heldout"]
+    RANDOM_LAYOUTS[_fresh] = RANDOM_LAYOUTS["heldout"]
+    BENIGN[_fresh] = BENIGN["heldout"]
 
 
 def _isbn10(body: str) -> str:
