@@ -34,6 +34,7 @@ Chinese characters, so `\\b` would reject `身份证号11010519491231002X。`.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -129,11 +130,19 @@ _INTL_PHONE = re.compile(
 #   trunk prefix 0 (a bare run of digits with neither is an order number as often as a phone);
 # - or only of a possible length, when its layout is a phone's: `+CC` with the digits in groups, or a
 #   national number in 3+ groups or with its area code in parentheses, whose groups after the first have
-#   3+ digits unless it starts with the trunk prefix 0 (French 0X XX XX XX XX). Numbers in an unassigned
-#   range are printed too (`(292)261-9295`), so validity alone misses them.
+#   3+ digits unless it starts with the trunk prefix 0 (French 0X XX XX XX XX), or in a layout one of the
+#   region's number formats prints with its trunk prefix (JP 4-2-4 `0337-09-0902`); the NANP trunk prefix
+#   may precede the area code (`1 (632) 808-6331`). Numbers in an unassigned range are printed too
+#   (`(292)261-9295`), so validity alone misses them.
 # - `00` then a country code is `+` (the international prefix most of the world dials: `0044 20 7946 0958`),
-#   in every region like `+`; a number a region parses through another international prefix (JP's 010, US's
-#   011) is not kept: `0104-691517-245` is an order number, not +46 91517245.
+#   in every region like `+`, and so is `(+86)`; `00CC (0)…` is a phone's notation. A number a region parses
+#   through another international prefix (JP's 010, US's 011) is not kept: `0104-691517-245` is an order
+#   number, not +46 91517245.
+# - one run of 10-11 digits of a possible length, when a word for a phone stands just before it (`phone:
+#   2922619295`, `电话：…`, `Tél. …`); without one it is an order number as often (`Order 4829103746`).
+# - not, though valid: 4-4-4 with the trunk prefix (a member card `0517 1985 6240`), two slashes (a receipt
+#   `0754/885/43104`), fewer than 9 digits with the trunk prefix (`pages 0441-7327`), a ZIP+4 code's 5-4
+#   (`07266-2022`), the tail of a longer number (`94028689 0934921154`).
 # An extension as the languages write it after the number (`x12`, `ext. 12`, `extension 12`, `#12`, `分机12`,
 # `转12`, `内線12`, `Durchwahl 12`, `poste 12`, in parentheses or not) belongs to the phone's span.
 # Never a date (2024-03-15, 15.03.2024), an amount in thousands (1.234.567,89), nor a number joined to a
@@ -146,23 +155,42 @@ _PHONE_RUN = re.compile(
     rf"{_EXTENSION_TAIL}?(?![A-Za-z0-9])(?![.,:][0-9])"
 )
 _IDD_00 = re.compile(r"00(?=[1-9])")
+# A word for a phone just before a number, in the languages of the default regions; then one run of digits is one.
+_PHONE_WORD = re.compile(
+    r"(?i:\b(?:tel|tél|phone|telephone|téléphone|telefon|mobile?|mobil|cell|handy|portable|fax|call|ph)\b)"
+    r"[^\n0-9]{0,12}$|(?:电话|電話|手机|手機|致电|回电|携帯|ＴＥＬ|联系方式|連絡先)[^\n0-9]{0,12}$"
+)
+_CC_IN_PARENTHESES = re.compile(r"\((\+[1-9][0-9]{0,2})\)")
 _DATE = re.compile(r"\(?(?:[0-9]{4}[-./][0-9]{1,2}[-./][0-9]{1,2}|[0-9]{1,2}[-./][0-9]{1,2}[-./][0-9]{2,4})\)?")
 _GROUPS = re.compile(r"[0-9]+")
+_AFTER_DIGITS = re.compile(r"[0-9][ ./-]*$")
+_ZIP_PLUS_4 = re.compile(r"[0-9]{5}-[0-9]{4}")
 _NOT_DIGITS = re.compile(r"[^0-9]+")
 
 
-def _phone_kept(raw: str, number: PhoneNumber, region: str, idd: bool = False) -> bool:
-    """`idd`: printed with `00` for the `+` of `raw`, which is then held to the international layout."""
+def _phone_kept(raw: str, number: PhoneNumber, region: str, idd: bool = False, labelled: bool = False) -> bool:
+    """`idd`: printed with `00` for the `+` of `raw`, which is then held to the international layout.
+    `labelled`: a word for a phone stands just before it (_PHONE_WORD)."""
     body = raw.strip()
     groups = _GROUPS.findall(body)
+    if labelled and not idd and body.isdigit() and 10 <= len(body) <= 11:
+        # one run of digits is an order number as often as a phone (`Order 4829103746`), unless it is called one:
+        # `phone: 2922619295`
+        return number.country_code == phonenumbers.country_code_for_region(region) and (
+            phonenumbers.is_possible_number(number)
+        )
     if not body.startswith("+") and number.country_code != phonenumbers.country_code_for_region(region):
         return False  # dialled through the region's international prefix (JP 010, US 011): `00` is `+` already
     # The area code may stand apart (`(201) 555-0123`, `+81 3-1234-5678`, `+1 (201) 555-0123`); the groups after
     # it share one separator.
     separators = [sep for sep in _NOT_DIGITS.findall(body.lstrip("+(")) if sep.strip("()")]
-    apart = 2 if body.startswith("+") and "(" in body else 1
+    apart = 2 if "(" in body and not body.startswith("(") else 1  # `+1 (201) …`, the trunk prefix `1 (201) …`
     if len(set(separators[apart:])) > 1 or body.count("(") != body.count(")") or len(groups[-1]) < 2:
         return False  # mixed separators, an open parenthesis, a check digit after a dash: not a phone
+    if body.count("/") > 1:
+        return False  # `0754/885/43104`: a receipt or file number; a phone has one slash, after its area code
+    if _ZIP_PLUS_4.fullmatch(body):
+        return False  # a US ZIP+4 code (`07266-2022`), though a German number may be printed so
     if _DATE.fullmatch(body) or sum(map(len, groups)) < 7:
         return False
     if idd:  # `00`: an order number `0043-504342-097` is as often; the groups libphonenumber prints, or compact
@@ -171,13 +199,16 @@ def _phone_kept(raw: str, number: PhoneNumber, region: str, idd: bool = False) -
         intl = _GROUPS.findall(phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.INTERNATIONAL))
         printed = [g for g in groups if g != "0" or "(0)" not in body]  # `0044 (0)20 …`
         significant = phonenumbers.national_significant_number(number)
-        return printed == intl and len(significant) >= 7 and phonenumbers.is_possible_number(number)
+        if len(significant) < 7 or not phonenumbers.is_possible_number(number):
+            return False
+        # `(0)` after the country code, the trunk prefix not dialled from abroad, is written only in phones.
+        return printed == intl or (len(groups) > 2 and groups[1] == "0" and "(0)" in body)
     if body.startswith("+"):  # international: valid, or of a possible length and printed in groups
         return phonenumbers.is_valid_number(number) or (len(groups) > 1 and phonenumbers.is_possible_number(number))
     prefix = _national_prefix(region)
     trunk = prefix == "0" and groups[0].startswith("0") and not body.lstrip("(").startswith("00")
-    if sum(map(len, groups)) < (8 if trunk else 10):
-        return False  # a short run is a reference (`Nr. 040/2010`) or an amount
+    if sum(map(len, groups)) < (9 if trunk else 10):
+        return False  # a short run is a reference (`Nr. 040/2010`, `pages 0441-7327`) or an amount
     national = _GROUPS.findall(phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.NATIONAL))
     printed = groups[1:] if prefix and groups[0] == prefix != national[0] and len(groups) > 1 else groups
     sizes, national_sizes = [len(g) for g in printed], [len(g) for g in national]
@@ -185,12 +216,14 @@ def _phone_kept(raw: str, number: PhoneNumber, region: str, idd: bool = False) -
         # Printed in the groups libphonenumber prints it in (`201-555-0123`, `131 2345 6789`), or with the
         # trunk prefix and area code as one group (`030/123456`) or all in one run (`0612345678`): a valid
         # number of a variable-length plan (DE) is otherwise any digit run.
-        if len(sizes) > 1 and sizes == national_sizes:
-            return True
+        if len(sizes) > 1 and sizes == national_sizes and sizes != [4, 4, 4]:
+            return True  # (4-4-4 with the trunk prefix is a member or gift card's layout: `0517 1985 6240`)
         if trunk and national[0].startswith("0"):
             # after the area code: one run (`030 901820`), or groups of 3+ ending in 4+ (`0521 8906 1081`)
             rest = sizes[1:]
+            # (not 4-4-4: a member or gift card number `0517 1985 6240`)
             one_run = len(rest) == 1 or (min(rest, default=0) >= 3 and rest[-1] >= 4 and sum(sizes) <= 12)
+            one_run = one_run and sizes != [4, 4, 4]
             if rest and one_run and sizes[0] == national_sizes[0]:
                 return True
             if len(groups) == 1 and 10 <= len(groups[0]) == sum(national_sizes) <= 11:  # not a reference `05277347`
@@ -202,6 +235,8 @@ def _phone_kept(raw: str, number: PhoneNumber, region: str, idd: bool = False) -
         return True  # `03 82 32 89 50`, `(0116) 496 0990`; not `0748-4008-8130`, an unassigned area in CN's 4-4-4
     if trunk and len(groups) >= 4 and all(len(g) == 2 for g in groups):
         return True  # `08 37 80 58 56`
+    if trunk and sum(sizes) >= 10 and sizes[-1] >= 4 and sizes != [4, 4, 4] and tuple(sizes) in _plan_layouts(region):
+        return True  # a layout the region's plan prints with its trunk prefix: JP `0123-45-6789`, `080-0519-3317`
     if len(groups) == 2 and trunk and 3 <= len(groups[0]) <= 5 and len(groups[1]) >= 5:
         return True  # area code with its trunk prefix, then the subscriber: `08354 414360`, `076-73850514`
     if len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:]):
@@ -213,6 +248,28 @@ def _phone_kept(raw: str, number: PhoneNumber, region: str, idd: bool = False) -
     return not trunk and inner and (len(groups) >= 3 or body.startswith("("))  # `(292)261-9295`, `13-0937-6933`
 
 
+_PATTERN_GROUP = re.compile(r"\\d(?:\{([0-9]+)(?:,([0-9]+))?\})?")
+
+
+@lru_cache(maxsize=64)
+def _plan_layouts(region: str) -> frozenset[tuple[int, ...]]:
+    """Group sizes of the region's national formats in 3+ groups that print the trunk prefix (libphonenumber's
+    number formats: JP `(\\d{3})(\\d{2})(\\d{4})` printed `0\\1-\\2-\\3` is 4-2-4)."""
+    metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
+    prefix = _national_prefix(region)
+    layouts: set[tuple[int, ...]] = set()
+    for form in metadata.number_format if metadata is not None and prefix else ():
+        rule = form.national_prefix_formatting_rule or ""
+        ranges = [
+            range(int(low or 1), int(high or low or 1) + 1) for low, high in _PATTERN_GROUP.findall(form.pattern or "")
+        ]
+        if len(ranges) < 3 or not rule.startswith(prefix):
+            continue
+        for sizes in itertools.product(*ranges):
+            layouts.add((sizes[0] + len(prefix), *sizes[1:]))
+    return frozenset(layouts)
+
+
 @lru_cache(maxsize=64)
 def _national_prefix(region: str) -> str:
     metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
@@ -220,11 +277,15 @@ def _national_prefix(region: str) -> str:
 
 
 @lru_cache(maxsize=1024)
-def _phone_matches(window: str, regions: tuple[str, ...], idd: bool) -> tuple[tuple[int, int], ...]:
+def _phone_matches(
+    window: str, regions: tuple[str, ...], idd: bool, labelled: bool = False
+) -> tuple[tuple[int, int], ...]:
     found: set[tuple[int, int]] = set()
     for region in regions:
         for match in phonenumbers.PhoneNumberMatcher(window, region, leniency=Leniency.POSSIBLE):
-            if _phone_kept(match.raw_string, match.number, region, idd and match.start == 1):
+            if _AFTER_DIGITS.search(window, 0, match.start):
+                continue  # the tail of a longer number: `94028689 0934921154`
+            if _phone_kept(match.raw_string, match.number, region, idd and match.start == 1, labelled):
                 found.add((match.start, match.end))
     return tuple(sorted(found))
 
@@ -243,13 +304,17 @@ def _phones(text: str, regions: tuple[str, ...]) -> Iterator[tuple[int, int]]:
         if window.startswith("(") and window.count("(") > window.count(")"):
             window, at = window[1:], at + 1  # an opening parenthesis around the number: `(0044 20 …)`
         idd = _IDD_00.match(window) is not None
+        code = None if idd else _CC_IN_PARENTHESES.match(window)
         if idd:  # `0044 20 …` is `+44 20 …`; same length, same offsets
             window = " +" + window[2:]
+        elif code is not None:  # `(+86) 190 …` is `+86 190 …`, the parentheses in the span
+            window = " " + code.group(1) + " " + window[code.end() :]
         # `+` numbers are every region's: the first region parses them; national ones need the spec's regions.
         international = window.lstrip().startswith("+")
-        for start, end in _phone_matches(window, regions if regions else ("US",), idd):
+        labelled = _PHONE_WORD.search(text, max(0, m.start() - 24), m.start()) is not None
+        for start, end in _phone_matches(window, regions if regions else ("US",), idd, labelled):
             if regions or international:
-                start = 0 if idd and start == 1 else start
+                start = 0 if (idd or code is not None) and start == 1 else start
                 end = m.end() - at if end == len(window) and m.group("ext") else end
                 yield at + start, at + end
 
@@ -427,7 +492,13 @@ def _classify(groups: list[str], compact: str) -> tuple[str, bool] | None:
         if resident_id_shaped(number):
             return "cn_resident_id", ric.calc_check_digit(number) == number[17]
         if uscc_shaped(number):
-            return "cn_uscc", uscc.calc_check_digit(number) == number[17]
+            valid = uscc.calc_check_digit(number) == number[17]
+            sizes = [len(g) for g in groups]
+            if valid or not _card_layout(sizes) or not card_ok(number):
+                return "cn_uscc", valid
+            # 18 digits, compact or in a card's groups (`3541-6398-9488-7884-62`), that pass Luhn in a card's IIN
+            # range: a JCB or UnionPay card that happens to be shaped as a USCC (about 1 in 20 is), reported
+            # as the card rather than dropped as a USCC with a wrong check character
         if number.isdigit() and int(number[:2]) in PROVINCES and 1900 <= int(number[6:10]) <= date.today().year:
             return None  # a province code and a birth year: a mistyped resident ID far likelier than a card
     if 12 <= len(number) <= 19 and card_shaped(number):
