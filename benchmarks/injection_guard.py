@@ -54,7 +54,7 @@ def rules_only(commit: str = BASELINE_COMMIT) -> Callable[[str], float]:
 
 
 def docs_paragraphs() -> list[str]:
-    paths = sorted(glob.glob(str(ROOT / "docs" / "*.md"))) + [str(ROOT / "README.md")]
+    paths = [*sorted(glob.glob(str(ROOT / "docs" / "*.md"))), str(ROOT / "README.md")]
     return [p for path in paths for p in Path(path).read_text(encoding="utf-8").split("\n\n") if len(p.strip()) > 40]
 
 
@@ -76,9 +76,8 @@ def print_table(title: str, table: dict[tuple[str, str], dict[str, float]]) -> N
     for (kind, language), row in table.items():
         ratio = f"{row['ours'] / row['rules']:.1f}x" if row["rules"] else "-"
         flagged = " (flagged)" if kind == "benign" else ""
-        print(
-            f"  {kind:<12}{language:<6}{int(row['n']):>6}  {row['ours']:>7.1%}  {row['rules']:>7.1%}  {ratio:>6}{flagged}"
-        )
+        shares = f"{row['ours']:>7.1%}  {row['rules']:>7.1%}"
+        print(f"  {kind:<12}{language:<6}{int(row['n']):>6}  {shares}  {ratio:>6}{flagged}")
 
 
 def four_kb(samples: list[Sample]) -> list[str]:

@@ -1400,7 +1400,7 @@ def benign_document(rng: random.Random, language: str) -> str:
             parts.append(carrier(rng, language))
     text = parts[0]
     for part in parts[1:]:
-        text += rng.choice(SEPARATORS + (" ", " ", "\n")) + part
+        text += rng.choice((*SEPARATORS, " ", " ", "\n")) + part
     return text
 
 

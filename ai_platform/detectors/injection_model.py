@@ -25,6 +25,7 @@ probability that a random request is an attack.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 import unicodedata
@@ -70,7 +71,7 @@ def windows(norm: str) -> list[tuple[int, int]]:
     character (3 bytes) says about what an English word of 3 letters does."""
     cuts = [m.end() for m in _SEGMENT_END.finditer(norm)]
     bounds = [0, *(c for c in cuts if c < len(norm)), len(norm)]
-    segments = [(a, b, len(norm[a:b].encode())) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+    segments = [(a, b, len(norm[a:b].encode())) for a, b in itertools.pairwise(bounds) if b > a]
     spans: list[tuple[int, int]] = []
     for i, (start, end, size) in enumerate(segments):
         if size > WINDOW:  # a long segment: overlapping chunks of about WINDOW bytes
@@ -112,7 +113,7 @@ def features(norm: str) -> Features:
     words = [(m.start(), m.group()) for m in _WORD.finditer(norm)]
     starts = [s for s, _ in words] + [s for s, _ in words[:-1]]
     crcs = [zlib.crc32(w.encode()) for _, w in words]
-    crcs += [zlib.crc32(f"{a} {b}".encode()) | (1 << 32) for (_, a), (_, b) in zip(words, words[1:], strict=False)]
+    crcs += [zlib.crc32(f"{a} {b}".encode()) | (1 << 32) for (_, a), (_, b) in itertools.pairwise(words)]
     with np.errstate(over="ignore"):
         word_buckets = _bucket(np.array(crcs, dtype=np.uint64), 99) if crcs else np.zeros(0, dtype=np.int64)
     return Features(chars, np.array(starts, dtype=np.int64), word_buckets)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -54,7 +55,7 @@ def window_rows(samples: list[Sample]) -> tuple[list[npt.NDArray[np.int64]], npt
     return rows, np.array(labels, dtype=np.int64)
 
 
-def matrix(rows: list[npt.NDArray[np.int64]]) -> object:
+def matrix(rows: list[npt.NDArray[np.int64]]) -> Any:
     from scipy.sparse import csr_matrix
 
     indptr = np.cumsum([0] + [len(r) for r in rows])
