@@ -129,3 +129,14 @@ def test_window_sums_equal_the_features_training_counts() -> None:
         buckets = injection_model.window_buckets(feats, start, end)
         direct = model.bias + float(model.weights[buckets].sum()) / np.sqrt(max(len(buckets), 1))
         assert logit == pytest.approx(direct, abs=1e-4)
+
+
+@pytest.mark.slow
+def test_training_reproduces_the_shipped_model(tmp_path: Path) -> None:
+    """`python -m ai_platform.detectors.injection_train` regenerates the shipped file bit for bit (same checksum):
+    a change to the corpus or the features that is not followed by retraining fails here."""
+    from ai_platform.detectors import injection_train
+
+    path = tmp_path / "retrained.npz"
+    injection_train.main(["--out", str(path)])
+    assert injection_model.load(path).meta["sha256"] == injection_model.load().meta["sha256"]
