@@ -508,7 +508,8 @@ class InputFileError(UsageError):
 
 
 class DetectorModelError(ConfigError):
-    """A detector's configured model (the injection classifier) is not a Hugging Face model folder."""
+    """A detector's model cannot be used: the configured injection classifier is not a Hugging Face model folder,
+    or the shipped injection model file is unreadable, of another feature version, or fails its checksum."""
 
 
 # -- the push receiver (ai_platform/webhooks)

@@ -1,27 +1,32 @@
-"""Prompt-injection score for inputs (the contract text a user sends), offline.
+"""Prompt-injection score for inputs (the contract text a user sends), offline: rules and a learned model.
 
-Why rules: the score runs in the canary eval and on the gateway's request path,
-so it must be offline, cheap, deterministic and explainable. A weighted rule
-set needs no model download, answers in microseconds, and every score comes
-with the rules that produced it (`injection_signals`), which a reviewer can
-check against the text. Each rule's weight is roughly how sure we are that the
-phrase is an attack and not contract language: phrases no contract contains
-("ignore the previous instructions", chat-template tokens) weigh 0.7-0.9,
-phrases a contract may contain innocently ("act as", "扮演") weigh 0.3-0.4, so
-they only count together with something else. Independent signals combine as
-1 - Π(1 - w): more evidence never lowers the score, and one strong signal alone
-already scores ≥ 0.5.
+`injection_score(text)` is the one entry point; the canary eval and the gateway's guard both call it.
+It combines two kinds of evidence as independent signals, 1 - Π(1 - w), so more evidence never lowers
+the score and one strong signal alone already scores ≥ 0.5:
 
-Limits: rules catch known phrasings in English and Chinese; paraphrases, other
-languages, misspellings and attacks spread over many sentences get past them,
-and they cannot judge intent. Where that matters, configure a local Hugging Face
-text-classification model (for example a DeBERTa prompt-injection classifier)
-and use `InjectionClassifier`; it is loaded lazily, only when a path is set.
+- Weighted rules (below). Each rule's weight is roughly how sure we are that the phrase is an attack and
+  not contract language: phrases no contract contains ("ignore the previous instructions", chat-template
+  tokens) weigh 0.7-0.9, phrases a contract may contain innocently ("act as", "扮演") weigh 0.3-0.4, so
+  they only count together with something else. Every rule that fires is listed (`injection_signals`),
+  which a reviewer can check against the text.
+- The classifier (`injection_model`): a logistic regression on hashed character and word n-grams,
+  trained on a generated corpus of the published attack classes in Chinese and English
+  (data/injection/README.md), scored per window of the text (the best window counts, so an instruction
+  hidden in a long document is judged on its own) and calibrated (Platt) so that its 0.8 means about
+  80% of calibration windows scoring there were injections. It is listed as the signal
+  `model.classifier` when it reaches MODEL_FLOOR; below, a benign text keeps the score the rules give it.
+  It catches the paraphrases, layouts and encodings the rules do not name; the rules keep what they
+  catch exactly, whatever the model says.
 
-Text is normalized first: NFKC (full-width letters, ligatures), lowercase,
-whitespace collapsed; invisible characters (zero-width, bidi controls, Unicode
-tag characters) are removed so they cannot split a keyword, and counted as a
-signal of their own. Chinese rules also see a copy with all whitespace removed.
+Limits: both read surface form. Languages other than Chinese and English, attacks spread thin over many
+windows, and wordings far from the corpus's classes get past them, and neither judges intent. Where that
+matters, configure a local Hugging Face text-classification model (for example a DeBERTa prompt-injection
+classifier) and use `InjectionClassifier`; it is loaded lazily, only when a path is set.
+
+Text is normalized first: NFKC (full-width letters, ligatures), lowercase, whitespace collapsed;
+invisible characters (zero-width, bidi controls, Unicode tag characters) are removed so they cannot
+split a keyword, and counted as a signal of their own. Chinese rules also see a copy with all
+whitespace removed; the classifier also folds Cyrillic and Greek look-alike letters into Latin ones.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ai_platform.detectors import injection_model
 
 # Zero-width and joiner characters, BOM, word joiner, bidi controls, Unicode tags.
 _INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
@@ -155,6 +162,9 @@ RULES: tuple[Rule, ...] = (
     _en("hidden.url_with_data", 0.4, r"https?://\S+[?&]\w+=\{"),
 )
 
+# Below this the classifier's opinion is not listed (nor counted): a benign text keeps a score of 0.
+MODEL_FLOOR = 0.2
+
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
 
 
@@ -193,6 +203,9 @@ def _signals(text: str, depth: int) -> dict[str, float]:
     if hidden:
         # A stray BOM or ZWSP from copy-paste is common; many are not.
         found["hidden.invisible_chars"] = 0.6 if hidden >= 3 else 0.3
+    model = injection_model.shipped().score(text)
+    if model >= MODEL_FLOOR:
+        found["model.classifier"] = round(model, 6)
     blobs = _base64_blobs(views["raw"])
     if blobs:
         found["hidden.base64_blob"] = 0.5

@@ -34,6 +34,7 @@ from starlette.routing import Route
 
 from ai_platform.artifacts import atomic_write
 from ai_platform.config import DRAIN_S
+from ai_platform.detectors import injection_model
 from ai_platform.errors import KeyRefused, PlatformError, RequestBodyError
 from ai_platform.oci.store import RegistryStore
 from ai_platform.serving.gateway import bodies
@@ -229,6 +230,7 @@ def create_app(
 ) -> Starlette:
     """The gateway app; it writes a fresh local admin key (owner-only) for rollouts on this machine. `keys_file`
     and `window_storage`: platform.yaml's `gateway.keys` and `gateway.window_storage`, for the whole gateway."""
+    injection_model.shipped()  # a broken model file stops the start (DetectorModelError), not every request
     local_admin = new_key()
     admin_file = state_dir(home) / ADMIN_KEY_FILE
     atomic_write(admin_file, local_admin.encode())

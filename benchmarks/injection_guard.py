@@ -1,0 +1,143 @@
+"""injection_score (rules + the learned model), which the gateway runs on every input, vs the rules alone.
+
+Splits (data/injection/README.md):
+  train      the training family's generator (`injection_corpus`) at a seed neither fitted nor calibrated on
+  heldout    a different generator (`injection_heldout`: its own wordings, personas, documents, separators, seed)
+  contracts  the demo's contracts (`ai_platform.demo.corpus`), all benign: every one must stay under the threshold
+  docs       the paragraphs of this repo's docs/ and README: real technical prose about prompts and guards, benign
+For each split: the share of attacks caught (score >= THRESHOLD) by class and language, and the share of benign
+passages flagged, ours beside `rules` (injection_score as of BASELINE_COMMIT, the rules alone, read with
+`git show`). Then the time per 4 KB input (p50, p99 over a few hundred documents padded to 4,096 characters,
+attacks and benign), ours vs rules and the ratio. Targets (issue 32), on heldout, both languages: >= 95% of
+hijack and leak instructions in documents, >= 70% of jailbreaks, <= 0.5% of benign flagged, p99 < 5 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import statistics
+import subprocess
+import sys
+import time
+import types
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from ai_platform.demo import corpus as demo  # noqa: E402
+from ai_platform.detectors import injection_corpus, injection_heldout  # noqa: E402
+from ai_platform.detectors.injection import injection_score  # noqa: E402
+from ai_platform.detectors.injection_corpus import Sample  # noqa: E402
+from benchmarks.support import SMOKE_HELP  # noqa: E402
+
+BASELINE_COMMIT = "0d9ea90"  # the last injection.py before the learned model: the rules alone
+THRESHOLD = 0.8  # guards.injection.threshold's default: at or over it, the gateway refuses the input
+EVAL_SEED = 3  # the training family at a seed that is neither TRAIN_SEED nor CALIBRATION_SEED
+
+
+def rules_only(commit: str = BASELINE_COMMIT) -> Callable[[str], float]:
+    source = subprocess.run(
+        ["git", "show", f"{commit}:ai_platform/detectors/injection.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    module = types.ModuleType(f"injection_{commit}")
+    sys.modules[module.__name__] = module  # dataclasses look their module up
+    exec(compile(source, f"injection.py@{commit}", "exec"), module.__dict__)
+    score: Callable[[str], float] = module.injection_score
+    return score
+
+
+def docs_paragraphs() -> list[str]:
+    paths = [*sorted(glob.glob(str(ROOT / "docs" / "*.md"))), str(ROOT / "README.md")]
+    return [p for path in paths for p in Path(path).read_text(encoding="utf-8").split("\n\n") if len(p.strip()) > 40]
+
+
+def rates(samples: list[Sample], scorers: dict[str, Callable[[str], float]]) -> dict[tuple[str, str], dict[str, float]]:
+    """(class, language) -> {"n": count, scorer: share at or over THRESHOLD}."""
+    hits: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for sample in samples:
+        kind = sample.kind if sample.label else "benign"
+        for key in ((kind, sample.language), (kind, "both")):
+            hits[key]["n"] += 1
+            for name, score in scorers.items():
+                hits[key][name] += score(sample.text) >= THRESHOLD
+    return {key: {k: (v if k == "n" else v / row["n"]) for k, v in row.items()} for key, row in sorted(hits.items())}
+
+
+def print_table(title: str, table: dict[tuple[str, str], dict[str, float]]) -> None:
+    print(f"\n{title}")
+    print(f"  {'class':<12}{'lang':<6}{'n':>6}  {'ours':>7}  {'rules':>7}  {'ratio':>6}")
+    for (kind, language), row in table.items():
+        ratio = f"{row['ours'] / row['rules']:.1f}x" if row["rules"] else "-"
+        flagged = " (flagged)" if kind == "benign" else ""
+        shares = f"{row['ours']:>7.1%}  {row['rules']:>7.1%}"
+        print(f"  {kind:<12}{language:<6}{int(row['n']):>6}  {shares}  {ratio:>6}{flagged}")
+
+
+def four_kb(samples: list[Sample]) -> list[str]:
+    """Each sample padded with benign held-out documents to 4,096 characters (the attack stays where it was)."""
+    fillers = [s.text for s in samples if not s.label]
+    out = []
+    for i, sample in enumerate(samples):
+        text = sample.text
+        j = i
+        while len(text) < 4096:
+            text += "\n\n" + fillers[j % len(fillers)]
+            j += 7
+        out.append(text[:4096])
+    return out
+
+
+def timing(score: Callable[[str], float], texts: list[str]) -> tuple[float, float]:
+    times = []
+    for text in texts:
+        start = time.perf_counter()
+        score(text)
+        times.append(time.perf_counter() - start)
+    times.sort()
+    return statistics.median(times) * 1e3, times[min(len(times) - 1, int(0.99 * len(times)))] * 1e3
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+    parser.add_argument("--split", choices=("train", "heldout", "contracts", "docs", "all"), default="all")
+    args = parser.parse_args()
+    small = args.smoke
+    scorers = {"ours": injection_score, "rules": rules_only()}
+    heldout = injection_heldout.samples(120 if small else 2000)
+    if args.split in ("train", "all"):
+        print_table(
+            f"train family (injection_corpus, seed {EVAL_SEED}): caught, or benign flagged, at >= {THRESHOLD}",
+            rates(injection_corpus.samples(EVAL_SEED, 150 if small else 3000), scorers),
+        )
+    if args.split in ("heldout", "all"):
+        print_table(f"held-out (injection_heldout, seed {injection_heldout.SEED})", rates(heldout, scorers))
+    if args.split in ("contracts", "all"):
+        contracts = demo.examples(0, 50 if small else 2000, "bench")
+        worst = max(injection_score(c.text) for c in contracts)
+        flagged = sum(injection_score(c.text) >= THRESHOLD for c in contracts)
+        old = sum(scorers["rules"](c.text) >= THRESHOLD for c in contracts)
+        print(f"\ndemo contracts: {flagged} of {len(contracts)} flagged (rules: {old}); highest score {worst:.3f}")
+    if args.split in ("docs", "all"):
+        docs = docs_paragraphs()[: 40 if small else None]
+        ours = sum(injection_score(p) >= THRESHOLD for p in docs)
+        old = sum(scorers["rules"](p) >= THRESHOLD for p in docs)
+        print(f"repo docs paragraphs (benign, never trained on): {ours} of {len(docs)} flagged (rules: {old})")
+    texts = four_kb(heldout[: 40 if small else 400])
+    for text in texts[:5]:
+        injection_score(text)  # the model file is loaded once per process: not part of a request
+    ours_p50, ours_p99 = timing(injection_score, texts)
+    old_p50, old_p99 = timing(scorers["rules"], texts)
+    print(f"\ntime per 4 KB input ({len(texts)} inputs): ours p50 {ours_p50:.2f} ms p99 {ours_p99:.2f} ms;")
+    print(f"  rules p50 {old_p50:.2f} ms p99 {old_p99:.2f} ms; ratio p99 {ours_p99 / old_p99:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
