@@ -136,8 +136,6 @@ class Pin:
     timestamp: int
     message: str
     snapshot: str  # the platform repo exported at `commit`
-    weights_commit: str = ""  # the last commit that changed the weights' inputs ("" from an older platform: `commit`)
-    weights_timestamp: int = 0
 
 
 @dataclass(frozen=True)
