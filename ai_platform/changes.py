@@ -187,7 +187,8 @@ def plan(repo: Path, branch: str, cursor: str | None, limit: int) -> Plan:
         if current is None or any(p.startswith("models/") for p in paths):
             current = specs.at(commit.sha)
         replaces = str(cursor) if base != cursor and i == 0 else None
-        fed, warnings = {}, []
+        fed: dict[str, frozenset[str]] = {}
+        warnings: list[str] = []
         for parent in parents:
             old = before if before is not None else specs.at(parent)
             platform = (platforms.at(parent), platforms.at(commit.sha)) if "platform.yaml" in paths else None

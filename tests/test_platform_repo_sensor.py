@@ -544,3 +544,10 @@ def test_a_rewrite_compares_the_spec_with_what_the_cursor_had(
     commit(own_demo_repo, "serving", {spec: yaml_edit(own_demo_repo, spec, put("serving", "max_num_seqs", 7))})
     result = tick(sensor_instance, own_demo_repo, abandoned, tmp_path / "home")
     assert runs(result) == {MODEL: (*SPEC, *RELEASE)}  # the serving change, and the guards undone (deployment)
+
+
+def test_the_docs_show_every_entry_of_the_table() -> None:
+    text = (Path(__file__).parent.parent / "docs/stages.md").read_text(encoding="utf-8")
+    section = text.split("### Plans by field", 1)[1].split("\n## ", 1)[0]
+    for key in (*MODEL_SPEC_FEEDS, *PLATFORM_FEEDS):
+        assert f"`{key}`" in section, f"docs/stages.md (Plans by field) does not show {key!r}"
