@@ -7,6 +7,12 @@ one processed (oldest first, at most `limit`, on the branch's first-parent
 line, so a merge counts as one commit with everything it brought in), and
 which stages each commit's changed paths feed, per model. A stage is named by
 the asset it produces; the sensor adds everything downstream of it.
+
+A changed spec (`models/<name>.yaml`) or `platform.yaml` is compared field by field with
+the same file at the commit's first parent, and each changed field goes to the stages
+its section feeds (MODEL_SPEC_FEEDS, PLATFORM_FEEDS: the one table, shown in
+docs/stages.md): a server setting re-runs the canary and the rollout, never AWQ; a guard
+re-runs the rollout alone, which re-publishes the gateway's state without restarting vLLM.
 """
 
 from __future__ import annotations
@@ -16,13 +22,16 @@ import os
 import posixpath
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ai_platform.config import LocalSource, ModelSpec, parse
+from pydantic import BaseModel
+
+from ai_platform.config import LocalSource, ModelSpec, PlatformConfig, parse
 from ai_platform.errors import ConfigError, PlatformRepoError
-from ai_platform.platform_repo import Commit, git, resolve
+from ai_platform.platform_repo import Commit, config_at, git, resolve
 from ai_platform.repo_yaml import parse_yaml
 
 # The stages a change can start from (every later stage of the model follows it).
@@ -30,8 +39,48 @@ WHOLE_CHAIN = "model_spec"
 RAW_WEIGHTS = "raw_weights"
 VERIFIED_WEIGHTS = "verified_weights"
 QUANTIZED_WEIGHTS = "quantized_weights"
+MODEL_IMAGE = "model_image"
 COMPILED_PROMPTS = "compiled_prompts"
-CANARY_EVAL = "canary_eval"
+PROMPT_BUNDLE = "prompt_bundle"
+CANARY_EVAL = "canary_eval"  # a new release: a canary on a server with the new settings, then a colour flip
+# The rollout alone: with the image, bundle and server settings unchanged it re-publishes the gateway's state
+# (guards, admission, trust threshold, ...) and reloads the gateway; vLLM is not restarted (rollout/local.py,
+# rollout/kubernetes.py: an unchanged release).
+GATEWAY_STATE = "deployment"
+# Not stages of the ship chain (the sensor turns them into runs):
+SPEC_ONLY = "model_spec:only"  # model_spec alone: the spec validated, pinned and shown (its metadata)
+LEARNING = "learn_from_feedback"  # the learning job: trust_model, then trust_champion
+
+# What each section of a model spec and of platform.yaml feeds: the stages a change to it starts from (a ship-chain
+# stage with everything after it). A changed field goes to the longest entry that is its dotted path or a prefix of
+# it; a field no entry holds re-runs the whole chain, with a warning naming it. An empty entry: metadata only.
+FEEDS = frozenset[str]
+MODEL_SPEC_FEEDS: dict[str, FEEDS] = {
+    "name": frozenset({WHOLE_CHAIN}),
+    "description": frozenset(),  # descriptive: in model_spec's metadata, nowhere in the image
+    "owner": frozenset(),
+    "source": frozenset({RAW_WEIGHTS}),
+    "verification": frozenset({VERIFIED_WEIGHTS}),  # the same raw files, verified against the new trust
+    "quantization": frozenset({QUANTIZED_WEIGHTS}),
+    "image": frozenset({MODEL_IMAGE}),
+    "prompts": frozenset({COMPILED_PROMPTS}),
+    "canary": frozenset({CANARY_EVAL}),
+    "serving": frozenset({CANARY_EVAL}),  # the server's settings are part of the release (serving/release.py)
+    "serving.admission": frozenset({GATEWAY_STATE}),  # the gateway applies it; not part of the release
+    "rollout": frozenset({GATEWAY_STATE}),  # drain and rollback window: read by the rollout
+    "guards": frozenset({GATEWAY_STATE}),
+    "trust": frozenset({LEARNING}),
+}
+PLATFORM_FEEDS: dict[str, FEEDS] = {
+    "name": frozenset(),  # a label (`ai-platform config show`)
+    "storage": frozenset({WHOLE_CHAIN}),  # where every record and artifact lives
+    "execution": frozenset({WHOLE_CHAIN}),  # where every step runs
+    "registry": frozenset({MODEL_IMAGE, PROMPT_BUNDLE}),  # where the image and the bundle are pushed
+    "kubernetes": frozenset({CANARY_EVAL}),  # where and on what the servers run: a new release
+    "kubernetes.gpu.quantize_image": frozenset({QUANTIZED_WEIGHTS}),  # what AWQ runs in
+    "feedback": frozenset({GATEWAY_STATE, LEARNING}),  # the gateway's threshold, inbox, corpus; promotion
+    "gateway": frozenset({GATEWAY_STATE}),
+}
 
 # The run tag naming the commit a run was planned for: every stage of that run reads it.
 COMMIT_TAG = "ai_platform/commit"
@@ -107,6 +156,7 @@ class CommitPlan:
     # The cursor, on the first commit planned after a rewrite (or with no usable cursor): that run
     # also re-runs what the abandoned commits changed, so it is a different run from the commit's own.
     replaces: str | None = None
+    warnings: tuple[str, ...] = ()  # changed fields no entry of the feeds tables maps (whole chain)
 
 
 @dataclass(frozen=True)
@@ -152,13 +202,26 @@ def plan(repo: Path, branch: str, cursor: str | None, limit: int) -> Plan:
             changes = [(head, undone)]
     plans: list[CommitPlan] = []
     current: dict[str, ModelSpec | ConfigError] | None = None
+    platforms = PlatformReader(repo)
     for i, (commit, paths) in enumerate(changes):
-        # Consecutive commits of a first-parent list differ by exactly their changed paths:
-        # the specs need reading again only where models/ changed.
+        # Consecutive commits of a first-parent list differ by exactly their changed paths: the specs need reading
+        # again only where models/ changed, and the commit before is the first parent (the base for the first).
+        parents = [base] if i == 0 else [changes[i - 1][0].sha]
+        if base != cursor and i == 0:
+            parents.append(str(cursor))  # what is live came from the cursor: its fields count as changed too
+        before = current if i > 0 and current is not None else None
         if current is None or any(p.startswith("models/") for p in paths):
             current = specs.at(commit.sha)
         replaces = str(cursor) if base != cursor and i == 0 else None
-        plans.append(CommitPlan(commit, paths, affected(paths, current), replaces))
+        fed: dict[str, frozenset[str]] = {}
+        warnings: list[str] = []
+        for parent in parents:
+            old = before if before is not None else specs.at(parent)
+            platform = (platforms.at(parent), platforms.at(commit.sha)) if "platform.yaml" in paths else None
+            found = affected(paths, current, old, platform)
+            fed = {m: fed.get(m, frozenset()) | found.stages.get(m, frozenset()) for m in {*fed, *found.stages}}
+            warnings += [w for w in found.warnings if w not in warnings]
+        plans.append(CommitPlan(commit, paths, fed, replaces, tuple(warnings)))
     if current is None:
         current = specs.at(head.sha)
     return Plan(head, tuple(plans), tuple(sorted(current)), len(shas) - len(batch), note)
@@ -243,23 +306,98 @@ class SpecReader:
             return exc
 
 
-def affected(paths: Iterable[str], specs: dict[str, ModelSpec | ConfigError]) -> dict[str, frozenset[str]]:
-    """Per model, the stages that `paths` (changed in one commit) feed directly."""
+class PlatformReader:
+    """platform.yaml at a commit, validated; None where it is missing or invalid (that commit re-runs everything)."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self._read: dict[str, PlatformConfig | None] = {}
+
+    def at(self, sha: str) -> PlatformConfig | None:
+        if sha not in self._read:
+            try:
+                self._read[sha] = config_at(self.repo, sha)
+            except (ConfigError, PlatformRepoError):
+                self._read[sha] = None
+        return self._read[sha]
+
+
+@dataclass(frozen=True)
+class Affected:
+    stages: dict[str, frozenset[str]]  # model -> the stages the commit feeds directly
+    warnings: tuple[str, ...] = ()  # changed fields no table entry maps (each planned the whole chain)
+
+
+def affected(
+    paths: Iterable[str],
+    specs: dict[str, ModelSpec | ConfigError],
+    before: Mapping[str, ModelSpec | ConfigError] | None = None,
+    platform: tuple[PlatformConfig | None, PlatformConfig | None] | None = None,
+    *,
+    model_feeds: Mapping[str, FEEDS] = MODEL_SPEC_FEEDS,
+    platform_feeds: Mapping[str, FEEDS] = PLATFORM_FEEDS,
+) -> Affected:
+    """Per model, the stages that `paths` (changed in one commit) feed directly. `specs` are the specs at the commit;
+    `before` at its first parent, and `platform` platform.yaml at both (parent, commit) when it changed: changed
+    files are compared field by field. Without them a changed file re-runs the whole chain."""
     paths = tuple(paths)
-    if "platform.yaml" in paths:  # storage, registry, where steps run: everything may differ
-        return {name: frozenset({WHOLE_CHAIN}) for name in specs}
+    warnings: list[str] = []
+    shared: set[str] = set()  # what a platform.yaml change feeds, for every model
+    if "platform.yaml" in paths:
+        old_platform, new_platform = platform or (None, None)
+        if old_platform is None or new_platform is None:  # unreadable on either side: everything may differ
+            shared = {WHOLE_CHAIN}
+        else:
+            fields = changed_fields(old_platform, new_platform)
+            shared = set(fed_by(fields, platform_feeds, "platform.yaml", warnings))
+            shared.add(SPEC_ONLY)  # every model is validated again against the new platform.yaml
     result = {}
     for name, spec in specs.items():
+        stages = set(shared)
         if f"models/{name}.yaml" in paths:
-            stages = {WHOLE_CHAIN}
-        elif isinstance(spec, ConfigError):
-            # What the spec names is unknown; the commit that repairs it re-runs the whole chain anyway.
-            stages = set()
-        else:
-            stages = {stage for path in paths for root, stage in watched(spec) if _under(path, root)}
+            old = (before or {}).get(name)
+            if isinstance(spec, ConfigError) or not isinstance(old, ModelSpec):  # new, or invalid on either side
+                stages.add(WHOLE_CHAIN)
+            else:
+                stages.add(SPEC_ONLY)
+                stages |= fed_by(changed_fields(old, spec), model_feeds, f"models/{name}.yaml", warnings)
+        if isinstance(spec, ModelSpec):
+            stages |= {stage for path in paths for root, stage in watched(spec) if _under(path, root)}
+        # an invalid spec's other paths: what it names is unknown; the commit that repairs it re-runs the whole chain
         if stages:
             result[name] = frozenset(stages)
-    return result
+    return Affected(result, tuple(warnings))
+
+
+def changed_fields(before: BaseModel, after: BaseModel) -> list[str]:
+    """The dotted paths of the leaves (a list is one leaf) that differ between two parsed files."""
+    old, new = _leaves(before.model_dump(mode="json")), _leaves(after.model_dump(mode="json"))
+    missing = object()
+    return sorted(key for key in old.keys() | new.keys() if old.get(key, missing) != new.get(key, missing))
+
+
+def _leaves(data: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(data, dict) and data:
+        found: dict[str, Any] = {}
+        for key, value in data.items():
+            found.update(_leaves(value, f"{prefix}.{key}" if prefix else str(key)))
+        return found
+    return {prefix: data}
+
+
+def fed_by(fields: Iterable[str], table: Mapping[str, FEEDS], file: str, warnings: list[str]) -> FEEDS:
+    """What the changed `fields` of `file` feed, by `table`; an unmapped field feeds the whole chain (and a warning)."""
+    fed: set[str] = set()
+    for field in fields:
+        entries = [key for key in table if field == key or field.startswith(key + ".")]
+        if entries:
+            fed |= table[max(entries, key=len)]
+            continue
+        fed.add(WHOLE_CHAIN)
+        warning = f"{file}: no entry of the change table maps the field {field!r}; the whole chain re-runs"
+        if warning not in warnings:
+            warnings.append(warning)
+    return frozenset(fed)
 
 
 def watched(spec: ModelSpec) -> list[tuple[str, str]]:

@@ -80,15 +80,13 @@ def check_ref(repo: Path, ref: str) -> None:
 class Commit:
     sha: str
     author: str
-    timestamp: int  # committer time, seconds since the epoch: reproducible "created" dates
+    timestamp: int  # committer time, seconds since the epoch
     message: str
 
 
-def resolve(repo: Path, ref: str = "HEAD", paths: tuple[str, ...] = ()) -> Commit:
-    """The commit `ref` names (a branch, tag or sha); with `paths`, the last one up to it that changed them."""
-    out = _at_ref(repo, ref, "log", "-1", "--format=%H%x00%an <%ae>%x00%ct%x00%s", f"{ref}^{{commit}}", "--", *paths)
-    if not out.strip():  # none of the paths exists in the history: the ref itself is the answer
-        return resolve(repo, ref)
+def resolve(repo: Path, ref: str = "HEAD") -> Commit:
+    """The commit `ref` names (a branch, tag or sha)."""
+    out = _at_ref(repo, ref, "log", "-1", "--format=%H%x00%an <%ae>%x00%ct%x00%s", f"{ref}^{{commit}}")
     sha, author, timestamp, message = out.decode("utf-8").rstrip("\n").split("\x00", 3)
     return Commit(sha=sha, author=author, timestamp=int(timestamp), message=message)
 

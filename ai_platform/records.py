@@ -65,6 +65,17 @@ class QuantizedWeights:
 
 
 @dataclass(frozen=True)
+class QuantizeRun:
+    """quantize_runs, keyed by the quantization's inputs and code version (`quantize.stage.inputs_key`), not by model:
+    the workload's report for them. Asked again with the same inputs, quantized_weights reports it (its output
+    re-hashed) instead of running AWQ again."""
+
+    stage: ClassVar[str] = "quantize_runs"
+    key: str
+    report: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class PromptVersion:
     name: str
     version: str  # sha256 of the compiled document's canonical JSON (a blob)
@@ -136,8 +147,6 @@ class Pin:
     timestamp: int
     message: str
     snapshot: str  # the platform repo exported at `commit`
-    weights_commit: str = ""  # the last commit that changed the weights' inputs ("" from an older platform: `commit`)
-    weights_timestamp: int = 0
 
 
 @dataclass(frozen=True)
@@ -232,6 +241,7 @@ Record = (
     RawWeights
     | VerifiedWeights
     | QuantizedWeights
+    | QuantizeRun
     | CompiledPrompts
     | PromptBundle
     | ModelImage
@@ -245,6 +255,7 @@ R = TypeVar(
     RawWeights,
     VerifiedWeights,
     QuantizedWeights,
+    QuantizeRun,
     CompiledPrompts,
     PromptBundle,
     ModelImage,

@@ -6,11 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ai_platform.artifacts import FolderStore, canonical_json, sha256_hex
-from ai_platform.config import LocalSource, ModelSpec, Platform, load_platform
+from ai_platform.config import ModelSpec, Platform, load_platform
 from ai_platform.errors import MissingArtifactError
-from ai_platform.platform_repo import Commit, load_at, resolve
+from ai_platform.platform_repo import Commit, load_at
 from ai_platform.records import Pin, Records
-from ai_platform.repo_paths import outside
 
 
 @dataclass(frozen=True)
@@ -19,13 +18,8 @@ class SpecSnapshot:
     platform: Platform
     spec: ModelSpec
     digest: str  # sha256 of the canonical spec: unchanged spec, unchanged version
-    # The last commit that changed what the model's weights are made from (its spec, a local
-    # source folder, the calibration data): an image's "created" and "revision", so a
-    # prompt-only commit rebuilds the same image, digest for digest.
-    weights_commit: Commit | None = None
 
     def record(self) -> Pin:
-        weights = self.weights_commit or self.commit
         return Pin(
             model=self.spec.name,
             digest=self.digest,
@@ -34,18 +28,7 @@ class SpecSnapshot:
             timestamp=self.commit.timestamp,
             message=self.commit.message,
             snapshot=str(self.platform.root),
-            weights_commit=weights.sha,
-            weights_timestamp=weights.timestamp,
         )
-
-
-def weight_inputs(spec: ModelSpec, root: Path) -> tuple[str, ...]:
-    """Platform-repo paths whose change changes the model's weights (a model folder outside the repo, which
-    the operator allows, is no path of git's: raw_weights hashes its every file instead)."""
-    paths = [f"models/{spec.name}.yaml", spec.quantization.calibration.path]
-    if isinstance(spec.source, LocalSource) and outside(root, spec.source.path) is None:
-        paths.append(spec.source.path)
-    return tuple(paths)
 
 
 def spec_digest(spec: ModelSpec) -> str:
@@ -56,8 +39,7 @@ def snapshot_model_spec(repo: Path, home: Path, model: str, ref: str = "HEAD") -
     """Validate the whole platform repo at `ref` and pin `model`'s spec to that commit."""
     commit, platform = load_at(repo, home, ref)
     spec = platform.model(model)
-    weights = resolve(repo, commit.sha, weight_inputs(spec, platform.root))
-    snapshot = SpecSnapshot(commit, platform, spec, spec_digest(spec), weights_commit=weights)
+    snapshot = SpecSnapshot(commit, platform, spec, spec_digest(spec))
     # The pin sits at a fixed place under home: later stages find the commit (and so the
     # artifacts location from that commit's platform.yaml) without re-reading the branch.
     # It goes to the artifact store too, for a stage in a fresh pod (`PlatformRepoResource.pinned`).
@@ -74,7 +56,4 @@ def pinned_spec(home: Path, model: str) -> SpecSnapshot:
     platform = load_platform(Path(pin.snapshot), home=home)
     commit = Commit(sha=pin.commit, author=pin.author, timestamp=pin.timestamp, message=pin.message)
     spec = platform.model(model)
-    weights = commit
-    if pin.weights_commit:
-        weights = Commit(sha=pin.weights_commit, author="", timestamp=pin.weights_timestamp, message="")
-    return SpecSnapshot(commit, platform, spec, spec_digest(spec), weights_commit=weights)
+    return SpecSnapshot(commit, platform, spec, spec_digest(spec))

@@ -11,13 +11,15 @@ from ai_platform.quantize.stage import (
     PPL_GATE,
     SchemeChoice,
     accept,
+    inputs_key,
     job_for,
     passthrough,
     preflight,
     record,
     record_preflight,
+    recorded,
 )
-from ai_platform.records import VerifiedWeights
+from ai_platform.records import QuantizeRun, VerifiedWeights
 from assets import versions
 from assets.execution import ExecutionBackend
 from assets.partitions import models_partitions
@@ -66,6 +68,7 @@ def quantized_weights(
     snap = platform_repo.pinned(context.partition_key)
     records, warehouse = platform_repo.records(snap), platform_repo.warehouse(snap)
     verified = records.read(VerifiedWeights, snap.spec.name)
+    reused = False
     if snap.spec.quantization.method == "none":
         result = passthrough(verified)
     else:
@@ -74,8 +77,18 @@ def quantized_weights(
         record_preflight(warehouse, snap, choice, backend.target)
         context.log.info(f"serving preflight: {choice.reason}")
         job = job_for(snap, verified, choice, records.store)
-        report = execution.run_workload(context, MODULE, job, snap)
-        result = accept(snap, verified, choice, report, records.store)
+        cluster = backend.target == "kubernetes"
+        where = backend.target + (f" {snap.platform.config.kubernetes.gpu.quantize_image}" if cluster else "")
+        key = inputs_key(snap, verified, job, versions.QUANTIZE, where)
+        found = recorded(snap, verified, choice, key, records)
+        if found is not None:  # inputs and code version unchanged: the recorded result, not AWQ again
+            context.log.info(f"inputs and code version unchanged ({key[:12]}): reporting the recorded result")
+            result = found
+        else:
+            report = execution.run_workload(context, MODULE, job, snap)
+            result = accept(snap, verified, choice, report, records.store)
+            records.publish(QuantizeRun(key, report), key)
+        reused = found is not None
     records.publish(result.record, snap.spec.name, passed=result.passed)
     record(warehouse, snap, result)
     checks = [
@@ -86,6 +99,7 @@ def quantized_weights(
         "digest": f"sha256:{result.digest}",
         "method": result.method,
         "folder": result.folder,
+        "reused": reused,  # the recorded result of the same inputs and code version
         **{k: result.report[k] for k in FIGURES if k in result.report},
     }
     if result.report:

@@ -8,7 +8,7 @@ when an upstream data version changes.
 MODEL_SPEC = "1"
 WEIGHTS = "1"
 QUANTIZE = "2"  # 2: the serving preflight picks the scheme (issue 16)
-IMAGE = "2"  # 2: the annotations name the scheme the image holds
+IMAGE = "3"  # 3: the image depends on the weights only (epoch timestamps, no spec description or commit)
 PROMPTS = "1"
 CANARY = "1"
 ROLLOUT = "1"

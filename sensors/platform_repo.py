@@ -16,9 +16,20 @@ from dataclasses import replace
 
 import dagster as dg
 
-from ai_platform.changes import COMMIT_TAG, CommitPlan, Plan, fetch_due, local_repo, plan, shown, sync
+from ai_platform.changes import (
+    COMMIT_TAG,
+    LEARNING,
+    SPEC_ONLY,
+    CommitPlan,
+    Plan,
+    fetch_due,
+    local_repo,
+    plan,
+    shown,
+    sync,
+)
 from ai_platform.errors import PlatformError
-from assets import SHIP_CHAIN, all_assets, ship_model
+from assets import SHIP_CHAIN, all_assets, learn_from_feedback, ship_model
 from assets.partitions import MODELS, models_partitions
 from assets.resources import PlatformRepoResource
 
@@ -48,8 +59,9 @@ ONWARD = _onward()
 
 
 def stages_to_run(roots: frozenset[str]) -> tuple[str, ...]:
-    """The stages a change feeding `roots` re-runs, in pipeline order."""
-    wanted = {stage for root in roots for stage in ONWARD[root]}
+    """The ship-chain stages a change feeding `roots` re-runs, in pipeline order (the learning job aside)."""
+    exact = {SPEC_ONLY: ("model_spec",), LEARNING: ()}
+    wanted = {stage for root in roots for stage in exact.get(root, ONWARD.get(root, ()))}
     return tuple(s for s in SHIP_CHAIN if s in wanted)
 
 
@@ -57,7 +69,8 @@ def _clip(text: str) -> str:
     return text if len(text) <= TAG_CHARS else text[: TAG_CHARS - 1] + "…"
 
 
-def run_request(change: CommitPlan, model: str, note: str) -> dg.RunRequest:
+def run_request(change: CommitPlan, model: str, note: str) -> list[dg.RunRequest]:
+    """The model's run of the ship chain for the commit, and its learning run when the commit feeds it."""
     commit = change.commit
     tags = {
         COMMIT_TAG: commit.sha,
@@ -69,11 +82,27 @@ def run_request(change: CommitPlan, model: str, note: str) -> dg.RunRequest:
         tags["ai_platform/plan_note"] = _clip(note)
     key = f"{commit.sha}:{model}" + (f":replaces:{change.replaces}" if change.replaces else "")
     stages = stages_to_run(change.stages[model])
-    return dg.RunRequest(run_key=key, partition_key=model, asset_selection=[dg.AssetKey(s) for s in stages], tags=tags)
+    requests = []
+    if stages:
+        selection = [dg.AssetKey(s) for s in stages]
+        requests.append(
+            dg.RunRequest(
+                run_key=key, job_name=ship_model.name, partition_key=model, asset_selection=selection, tags=tags
+            )
+        )
+    if LEARNING in change.stages[model]:
+        learning = dg.RunRequest(
+            run_key=f"{key}:{LEARNING}", job_name=learn_from_feedback.name, partition_key=model, tags=tags
+        )
+        requests.append(learning)
+    return requests
 
 
 def describe(change: CommitPlan) -> str:
-    what = "; ".join(f"{m}: {', '.join(stages_to_run(s))}" for m, s in sorted(change.stages.items()))
+    what = "; ".join(
+        f"{m}: {', '.join(stages_to_run(s) + ((LEARNING,) if LEARNING in s else ()))}"
+        for m, s in sorted(change.stages.items())
+    )
     return f"{change.commit.sha[:12]} {change.commit.message[:60]!r}: {what or 'feeds no model, nothing to run'}"
 
 
@@ -106,7 +135,7 @@ def _unshipped(instance: dg.DagsterInstance, done: Plan) -> Plan:
 
 
 @dg.sensor(
-    target=ship_model,
+    jobs=[ship_model, learn_from_feedback],
     minimum_interval_seconds=TICK_S,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Runs the stages each new platform-repo commit feeds, per model; keeps the models partitions.",
@@ -132,13 +161,16 @@ def platform_repo_sensor(
     if done.note:
         context.log.warning(done.note)
     for change in done.commits:
+        for warning in change.warnings:
+            context.log.warning(f"{change.commit.sha[:12]}: {warning}")
         context.log.info(describe(change))
     live = set(done.models)  # a model whose spec is gone by the last commit planned is not built
     runs = [
-        run_request(change, model, done.note)
+        request
         for change in done.commits
         for model in sorted(change.stages)
         if model in live
+        for request in run_request(change, model, done.note)
     ]
     existing = set(context.instance.get_dynamic_partitions(MODELS))
     partitions: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []

@@ -61,3 +61,49 @@ def test_model_image_is_pushed_recorded_and_stable_across_prompt_commits(
     assert second.success and image_digest(second) == digest, "a prompt change must not make a new model image"
     (again,) = second.asset_materializations_for_node("model_image")
     assert again.metadata["pushed_blobs"].value == 0 and again.metadata["bytes_written"].value == 0
+
+
+def edit_spec(repo: Path, change, message: str) -> None:
+    path = repo / f"models/{MODEL}.yaml"
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(spec)
+    path.write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    git(repo, "commit", "--quiet", "-am", message)
+
+
+def test_the_image_depends_on_the_weights_only(instance, own_demo_repo: Path, registry: LocalRegistry) -> None:
+    """A gate, a guard or a description edited in the spec changes nothing the image is made of: the same digest,
+    whatever commit last touched the spec file. A different quantization recipe is another image."""
+    from dataclasses import replace
+
+    from ai_platform.image.stage import build_model_image
+    from ai_platform.records import QuantizedWeights, RawWeights, Records
+    from ai_platform.specs import pinned_spec
+
+    configure(own_demo_repo, registry)
+    first = materialize(instance, *CHAIN)
+    assert first.success
+    digest = image_digest(first)
+    annotations = first.asset_materializations_for_node("model_image")[0].metadata["annotations"].value
+    assert "org.opencontainers.image.description" not in annotations  # descriptive fields are not in the image
+
+    def gate(spec: dict) -> None:
+        spec["canary"]["gates"][0]["min"] = 0.5
+
+    def guard(spec: dict) -> None:
+        spec.setdefault("guards", {})["pii"] = "mask"
+
+    def described(spec: dict) -> None:
+        spec["description"] = "reworded: " + spec.get("description", "")
+
+    for change, what in ((gate, "a gate"), (guard, "a guard"), (described, "the description")):
+        edit_spec(own_demo_repo, change, f"change {what} only")
+        again = materialize(instance, *CHAIN)
+        assert again.success and image_digest(again) == digest, f"{what} must not make a new model image"
+
+    snap = pinned_spec(own_demo_repo.parent / "home", MODEL)
+    records = Records(snap.platform.artifacts())
+    quantized, raw = records.read(QuantizedWeights, MODEL), records.read(RawWeights, MODEL)
+    assert build_model_image(snap, quantized, raw).built.digest == digest  # rebuilt from the records: the same
+    other = build_model_image(snap, replace(quantized, recipe_digest="0" * 64), raw)
+    assert other.built.digest != digest, "another quantization recipe is another image"

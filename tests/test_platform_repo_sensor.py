@@ -10,10 +10,12 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+import yaml
 from conftest import MODEL
 from dagster._core.execution.api import create_execution_plan
 
-from ai_platform.changes import COMMIT_TAG
+from ai_platform.changes import COMMIT_TAG, LEARNING, MODEL_SPEC_FEEDS, PLATFORM_FEEDS, plan
+from ai_platform.config import ModelSpec, PlatformConfig
 from ai_platform.platform_repo import git, resolve
 from ai_platform.webhooks.marker import mark
 from assets import SHIP_CHAIN
@@ -53,12 +55,17 @@ def edited(repo: Path, relative: str, old: str, new: str) -> str:
 
 
 def runs(result) -> dict[str, tuple[str, ...]]:
-    """Model -> its run's asset selection, in pipeline order."""
+    """Model -> its run's asset selection, in pipeline order, then LEARNING where the learning job runs too."""
     assert isinstance(result, dg.SensorResult), result
-    out = {}
+    out: dict[str, tuple[str, ...]] = {}
     for request in result.run_requests or []:
+        if request.job_name == LEARNING:
+            assert request.asset_selection is None  # the whole job: trust_model, then trust_champion
+            out[request.partition_key] = (*out.get(request.partition_key, ()), LEARNING)
+            continue
+        assert request.job_name == "ship_model"
         names = {key.to_user_string() for key in request.asset_selection}
-        out[request.partition_key] = tuple(s for s in SHIP_CHAIN if s in names)
+        out[request.partition_key] = tuple(s for s in SHIP_CHAIN if s in names)  # a later commit's run: the last
     return out
 
 
@@ -178,25 +185,6 @@ def test_a_new_model_spec_ships_that_model_and_adds_its_partition(
 
 
 @pytest.mark.parametrize(
-    ("change", "old", "new"),
-    [
-        ("source", "path: hub/contract-qwen2", "path: hub/contract-qwen2-v2"),
-        ("quantization", "group_size: 128", "group_size: 64"),
-    ],
-)
-def test_a_model_spec_commit_reruns_that_models_whole_chain_only(
-    sensor_instance, own_demo_repo: Path, two_models: str, tmp_path: Path, change: str, old: str, new: str
-) -> None:
-    spec = f"models/{MODEL}.yaml"
-    sha = commit(own_demo_repo, f"change {change}", {spec: edited(own_demo_repo, spec, old, new)})
-    result = tick(sensor_instance, own_demo_repo, two_models, tmp_path / "home")
-    assert runs(result) == {MODEL: SHIP_CHAIN}
-    (request,) = result.run_requests
-    assert request.run_key == f"{sha}:{MODEL}"
-    assert sorted(planned_steps(request)) == sorted(SHIP_CHAIN)
-
-
-@pytest.mark.parametrize(
     ("files", "expected"),
     [
         ({"calibration/contracts.jsonl": "{}\n"}, {MODEL: QUANTIZE_ONWARD, SECOND: QUANTIZE_ONWARD}),
@@ -212,10 +200,9 @@ def test_a_model_spec_commit_reruns_that_models_whole_chain_only(
             {"manifests/contract-qwen2.json": "{}\n"},
             {MODEL: ONWARD["verified_weights"], SECOND: ONWARD["verified_weights"]},
         ),
-        ({"platform.yaml": "name: demo\n"}, {MODEL: SHIP_CHAIN, SECOND: SHIP_CHAIN}),
         ({"prompts/unused.prompt": "system: hi\n", "evals/unused.jsonl": "{}\n", "README.txt": "docs\n"}, {}),
     ],
-    ids=["calibration", "evals", "local-weights", "trusted-manifest", "platform.yaml", "unrelated"],
+    ids=["calibration", "evals", "local-weights", "trusted-manifest", "unrelated"],
 )
 def test_paths_map_to_stages(
     sensor_instance, own_demo_repo: Path, two_models: str, tmp_path: Path, files, expected
@@ -429,3 +416,132 @@ def test_every_stage_has_a_code_version() -> None:
     graph = defs.resolve_asset_graph()
     for name in SHIP_CHAIN:
         assert graph.get(dg.AssetKey(name)).code_version, name
+
+
+# Plans by field: each section of a spec, and of platform.yaml, re-runs exactly the stages it feeds.
+SPEC = ("model_spec",)
+RELEASE = ("canary_eval", "deployment")  # a canary on a server with the new settings, then a colour flip
+GATEWAY = ("deployment",)  # the rollout alone: an unchanged release re-publishes the gateway's state
+
+
+def yaml_edit(repo: Path, relative: str, change) -> str:
+    data = yaml.safe_load((repo / relative).read_text(encoding="utf-8"))
+    change(data)
+    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
+
+
+def put(*path):
+    """A change that sets the value at the end of `path` (keys, list indexes) to its last element."""
+    *keys, value = path
+
+    def change(data: dict) -> None:
+        for key in keys[:-1]:
+            data = data.setdefault(key, {}) if isinstance(key, str) else data[key]
+        data[keys[-1]] = value
+
+    return change
+
+
+SPEC_SECTIONS = [
+    ("source", put("source", "path", "hub/contract-qwen2-v2"), (*SPEC, *ONWARD["raw_weights"])),
+    ("verification", put("verification", "identical_fraction_limit", 0.98), (*SPEC, *ONWARD["verified_weights"])),
+    ("quantization", put("quantization", "group_size", 64), (*SPEC, *QUANTIZE_ONWARD)),
+    ("image", put("image", "base", "docker.io/library/busybox@sha256:" + "a" * 64), (*SPEC, "model_image", *RELEASE)),
+    ("canary-gate", put("canary", "gates", 0, "min", 0.5), (*SPEC, *RELEASE)),
+    ("serving", put("serving", "max_num_seqs", 7), (*SPEC, *RELEASE)),
+    ("serving.admission", put("serving", "admission", "budget", 300), (*SPEC, *GATEWAY)),
+    ("guards", put("guards", "pii", "mask"), (*SPEC, *GATEWAY)),
+    ("rollout", put("rollout", "drain_s", 5), (*SPEC, *GATEWAY)),
+    ("trust", put("trust", "min_labels", 30), (*SPEC, LEARNING)),
+    ("description", put("description", "reworded"), SPEC),
+    ("owner", put("owner", "team:legal-review"), SPEC),
+]
+
+
+@pytest.mark.parametrize(("section", "change", "expected"), SPEC_SECTIONS, ids=[s[0] for s in SPEC_SECTIONS])
+def test_each_spec_section_plans_exactly_its_stages(
+    sensor_instance, own_demo_repo: Path, two_models: str, tmp_path: Path, section: str, change, expected
+) -> None:
+    spec = f"models/{MODEL}.yaml"
+    sha = commit(own_demo_repo, f"change {section} only", {spec: yaml_edit(own_demo_repo, spec, change)})
+    result = tick(sensor_instance, own_demo_repo, two_models, tmp_path / "home")
+    assert runs(result) == {MODEL: expected}  # the other model's spec did not change: nothing of it runs
+    assert result.cursor == sha
+    planned = set(expected)
+    if section in ("canary-gate", "guards", "serving.admission", "serving"):  # no AWQ, no new image
+        assert not planned & {"raw_weights", "verified_weights", "quantized_weights", "model_image"}
+    if section in ("guards", "serving.admission", "description", "trust"):  # no canary, no vLLM restart
+        assert "canary_eval" not in planned
+    for request in result.run_requests:
+        if request.job_name == "ship_model":
+            assert sorted(planned_steps(request)) == sorted(s for s in expected if s != LEARNING)
+
+
+PLATFORM_SECTIONS = [
+    ("storage", put("storage", "artifacts", "artifacts-2"), SHIP_CHAIN),
+    ("execution", put("execution", "target", "kubernetes"), SHIP_CHAIN),
+    ("registry", put("registry", "url", "oci-layout://registry-2"), (*SPEC, "model_image", "prompt_bundle", *RELEASE)),
+    ("kubernetes.gpu", put("kubernetes", "gpu", "count", 2), (*SPEC, *RELEASE)),
+    ("quantize_image", put("kubernetes", "gpu", "quantize_image", "q@sha256:" + "b" * 64), (*SPEC, *QUANTIZE_ONWARD)),
+    ("feedback", put("feedback", "trust_threshold", 0.8), (*SPEC, *GATEWAY, LEARNING)),
+    ("gateway", put("gateway", "drain_s", 5), (*SPEC, *GATEWAY)),
+    ("name", put("name", "demo-2"), SPEC),
+]
+
+
+@pytest.mark.parametrize(("section", "change", "expected"), PLATFORM_SECTIONS, ids=[s[0] for s in PLATFORM_SECTIONS])
+def test_each_platform_section_plans_exactly_its_stages_for_every_model(
+    sensor_instance, own_demo_repo: Path, two_models: str, tmp_path: Path, section: str, change, expected
+) -> None:
+    commit(own_demo_repo, f"platform: {section}", {"platform.yaml": yaml_edit(own_demo_repo, "platform.yaml", change)})
+    result = tick(sensor_instance, own_demo_repo, two_models, tmp_path / "home")
+    assert runs(result) == {MODEL: expected, SECOND: expected}
+
+
+def test_an_unreadable_platform_yaml_plans_the_whole_chain(
+    sensor_instance, own_demo_repo: Path, two_models: str, tmp_path: Path
+) -> None:
+    commit(own_demo_repo, "break platform.yaml", {"platform.yaml": "name: [not a name\n"})
+    result = tick(sensor_instance, own_demo_repo, two_models, tmp_path / "home")
+    assert runs(result) == {MODEL: SHIP_CHAIN, SECOND: SHIP_CHAIN}
+
+
+def test_a_field_no_entry_maps_plans_the_whole_chain_with_a_warning_naming_it(
+    sensor_instance, own_demo_repo: Path, two_models: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A field added to the spec without an entry in the table: the whole chain runs, and the plan says which."""
+    monkeypatch.delitem(MODEL_SPEC_FEEDS, "trust")  # as if `trust` were a new section nobody mapped yet
+    spec = f"models/{MODEL}.yaml"
+    sha = commit(own_demo_repo, "trust", {spec: yaml_edit(own_demo_repo, spec, put("trust", "min_labels", 30))})
+    done = plan(own_demo_repo, "main", two_models, 10)
+    (change,) = done.commits
+    assert change.commit.sha == sha
+    assert change.warnings == (
+        f"models/{MODEL}.yaml: no entry of the change table maps the field 'trust.min_labels'; the whole chain re-runs",
+    )
+    assert runs(tick(sensor_instance, own_demo_repo, two_models, tmp_path / "home")) == {MODEL: SHIP_CHAIN}
+
+
+def test_every_section_of_a_spec_and_of_platform_yaml_is_in_the_table() -> None:
+    """The table is complete today: a new section must be placed (until then it re-runs the whole chain)."""
+    for model, table in ((ModelSpec, MODEL_SPEC_FEEDS), (PlatformConfig, PLATFORM_FEEDS)):
+        assert set(model.model_fields) <= {key.split(".")[0] for key in table}, model.__name__
+
+
+def test_a_rewrite_compares_the_spec_with_what_the_cursor_had(
+    sensor_instance, own_demo_repo: Path, two_models: str, tmp_path: Path
+) -> None:
+    """After a force-push, the first new commit is compared with its parent and with the abandoned cursor."""
+    spec = f"models/{MODEL}.yaml"
+    abandoned = commit(own_demo_repo, "guards", {spec: yaml_edit(own_demo_repo, spec, put("guards", "pii", "mask"))})
+    git(own_demo_repo, "reset", "--quiet", "--hard", two_models)
+    commit(own_demo_repo, "serving", {spec: yaml_edit(own_demo_repo, spec, put("serving", "max_num_seqs", 7))})
+    result = tick(sensor_instance, own_demo_repo, abandoned, tmp_path / "home")
+    assert runs(result) == {MODEL: (*SPEC, *RELEASE)}  # the serving change, and the guards undone (deployment)
+
+
+def test_the_docs_show_every_entry_of_the_table() -> None:
+    text = (Path(__file__).parent.parent / "docs/stages.md").read_text(encoding="utf-8")
+    section = text.split("### Plans by field", 1)[1].split("\n## ", 1)[0]
+    for key in (*MODEL_SPEC_FEEDS, *PLATFORM_FEEDS):
+        assert f"`{key}`" in section, f"docs/stages.md (Plans by field) does not show {key!r}"

@@ -299,3 +299,43 @@ def test_a_group_size_the_model_cannot_take_fails_before_the_workload(instance, 
     message = failure.step_failure_data.error.to_string()
     assert "quantization.group_size 256 does not divide the model's hidden_size 128" in message
     assert not result.asset_materializations_for_node("quantized_weights")
+
+
+def test_the_same_inputs_and_code_report_the_recorded_result_instead_of_quantizing_again(
+    instance, own_demo_repo: Path, tmp_path: Path
+) -> None:
+    """Asked again with the same verified weights, recipe, calibration data and code version, quantized_weights does
+    not run AWQ: it reports the recorded result, its output re-hashed. A budget is no input (the gates are judged
+    again on the report); a recipe change is one (another key: the workload runs)."""
+    from ai_platform.quantize.stage import inputs_key
+    from assets import versions
+
+    needs_wna16()
+    first = materialize(instance, *CHAIN)
+    assert first.success
+    (made,) = first.asset_materializations_for_node("quantized_weights")
+    assert made.metadata["reused"].value is False
+
+    set_quantization(own_demo_repo, max_ppl_increase=0.5)  # a budget: the same inputs
+    again = materialize(instance, "model_spec", "quantized_weights")
+    assert again.success
+    (mat,) = again.asset_materializations_for_node("quantized_weights")
+    assert mat.metadata["reused"].value is True and mat.metadata["digest"].value == made.metadata["digest"].value
+    logs = [e.user_message for e in instance.all_logs(again.run_id) if e.step_key == "quantized_weights"]
+    assert any("reporting the recorded result" in m for m in logs)
+    assert mat.metadata["duration_s"].value == made.metadata["duration_s"].value  # the recorded report, not a rerun
+    assert checks(again)["perplexity_within_budget"].passed
+    _, rows = Warehouse(tmp_path / "home/warehouse.duckdb").query("SELECT count(*) FROM quantizations")
+    assert rows == [(1,)]
+
+    home = tmp_path / "home"
+    snap = pinned_spec(home, MODEL)
+    store = site_of(snap.platform).store
+    verified = Records(store).read(VerifiedWeights, MODEL)
+    choice = preflight(snap, probe(SERVE_PYTHON))
+    key = inputs_key(snap, verified, job_for(snap, verified, choice, store), versions.QUANTIZE, "embedded")
+    set_quantization(own_demo_repo, group_size=64)
+    assert materialize(instance, "model_spec").success
+    other = pinned_spec(home, MODEL)
+    assert inputs_key(other, verified, job_for(other, verified, choice, store), versions.QUANTIZE, "embedded") != key
+    assert inputs_key(snap, verified, job_for(snap, verified, choice, store), "another code version", "embedded") != key

@@ -271,3 +271,47 @@ def kill_the_live_server_under_load(home: Path, gateway: str, variables: dict[st
         f"{Counter(a[1] for a in answers)}"
     )
     assert [a for a in answers if a[2] == 200 and a[0] > back], "served after the restart"
+
+
+def test_a_guard_only_commit_restarts_no_vllm(instance, own_demo_repo: Path, tmp_path: Path, gateway: str) -> None:
+    """What the git sensor plans for a guard-only commit, run for real: the rollout alone, the same image and release,
+    so it re-publishes the gateway's state (the new guard is there) and the live vLLM process stays."""
+    import dagster as dg
+
+    from ai_platform.platform_repo import resolve
+    from assets.resources import PlatformRepoResource
+    from definitions import defs
+    from sensors.platform_repo import platform_repo_sensor
+
+    home = tmp_path / "home"
+    assert materialize(instance, *SHIP_CHAIN).success
+    live = load(home, MODEL).live
+    assert live is not None
+    pid = live.pid
+
+    def ship(message: str, change) -> dict:
+        cursor = resolve(own_demo_repo).sha
+        spec_path = own_demo_repo / f"models/{MODEL}.yaml"
+        spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+        change(spec)
+        spec_path.write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
+        git(own_demo_repo, "commit", "--quiet", "-am", message)
+        resources = {"platform_repo": PlatformRepoResource(path=str(own_demo_repo), home=str(home))}
+        planned = platform_repo_sensor(dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources))
+        (request,) = planned.run_requests
+        result = defs.resolve_job_def("ship_model").execute_in_process(
+            instance=instance,
+            partition_key=request.partition_key,
+            asset_selection=list(request.asset_selection),
+            tags=request.tags,
+            raise_on_error=False,
+        )
+        assert result.success
+        ran = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+        (deployed,) = result.asset_materializations_for_node("deployment")
+        return {"ran": ran, "kind": deployed.metadata["kind"].value}
+
+    guards = ship("guards: mask PII", lambda spec: spec.setdefault("guards", {}).update(pii="mask"))
+    assert guards == {"ran": {"model_spec", "deployment"}, "kind": "unchanged"}
+    state = load(home, MODEL)
+    assert state.guards["pii"] == "mask" and state.live is not None and state.live.pid == pid

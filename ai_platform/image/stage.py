@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ai_platform.artifacts import canonical_json
-from ai_platform.config import HubSource
 from ai_platform.image import base as image_base
 from ai_platform.image import build as image_build
 from ai_platform.image.locations import image_location, local_registry, publish
@@ -30,24 +29,31 @@ class BuiltImage:
         return ModelImage(self.built.digest, self.location, self.weights_digest)
 
 
-def provenance(snap: SpecSnapshot, quantized: QuantizedWeights, raw: RawWeights) -> dict[str, str]:
-    """Provenance that depends only on what the image is made of (never on a prompt-only commit)."""
-    weights = snap.weights_commit or snap.commit
-    source = snap.spec.source
+# The layers' mtimes and the image's `created`: the Unix epoch, always (the convention reproducible image builders
+# such as ko and apko keep, and SOURCE_DATE_EPOCH=0). The weights' identity is content (the source pin, the
+# recipe, the quantized digest), which has no date of its own: the hub commit's date is not in the raw_weights
+# record, a local source has no commit of its own, and any platform-repo commit would tie the image to whatever
+# else that commit changed (a gate, a guard, a description), a new digest for the same bytes.
+EPOCH = 0
+
+
+def provenance(quantized: QuantizedWeights, raw: RawWeights, name: str) -> dict[str, str]:
+    """Provenance that depends only on what the image is made of: the source pin, the quantization recipe and its
+    result. Nothing from the spec's other fields (its description is metadata of model_spec, not of the image)."""
+    source = raw.source
     found = {
-        "org.opencontainers.image.created": iso(weights.timestamp),
-        "org.opencontainers.image.revision": weights.sha,
-        "org.opencontainers.image.title": snap.spec.name,
-        f"{PREFIX}model": snap.spec.name,
-        f"{PREFIX}source.commit": raw.commit if isinstance(source, HubSource) else weights.sha,
+        "org.opencontainers.image.created": iso(EPOCH),
+        "org.opencontainers.image.title": name,
+        f"{PREFIX}model": name,
+        f"{PREFIX}source.digest": f"sha256:{raw.digest}",
         f"{PREFIX}weights.manifest": f"sha256:{quantized.digest}",
         f"{PREFIX}quantization.scheme": quantized.scheme,
         f"{PREFIX}quantization.recipe": f"sha256:{quantized.recipe_digest}" if quantized.recipe_digest else "none",
     }
-    if isinstance(source, HubSource):
-        found["org.opencontainers.image.source"] = f"https://huggingface.co/{source.repo_id}"
-    if snap.spec.description:
-        found["org.opencontainers.image.description"] = snap.spec.description
+    if source.get("kind") == "hub":  # the hub commit pins the source; a local folder is pinned by its digest alone
+        found["org.opencontainers.image.revision"] = raw.commit
+        found[f"{PREFIX}source.commit"] = raw.commit
+        found["org.opencontainers.image.source"] = f"https://huggingface.co/{source['repo_id']}"
     return found
 
 
@@ -60,15 +66,14 @@ def build_model_image(snap: SpecSnapshot, quantized: QuantizedWeights, raw: RawW
     manifest = store.get_json(quantized.digest)
     known = {f["path"]: f["sha256"] for f in manifest["files"]}
     layout = local_registry(snap.platform, snap.spec.name)
-    weights = snap.weights_commit or snap.commit
     base, registry = snap.spec.image.base, snap.platform.config.registry
     built = image_build.build(
         layout,
         store.folder(quantized.folder),
         snap.spec.name,
-        created=iso(weights.timestamp),
-        mtime=weights.timestamp,
-        annotations=provenance(snap, quantized, raw),
+        created=iso(EPOCH),
+        mtime=EPOCH,
+        annotations=provenance(quantized, raw, snap.spec.name),
         known_sha256=known,
         tags=["latest"],
         base=image_base.fetch(layout, base, insecure=registry.insecure, token_realms=registry.token_realms)

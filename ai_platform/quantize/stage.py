@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ai_platform.artifacts import ArtifactStore, canonical_json
+from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
 from ai_platform.config import Quantization
-from ai_platform.errors import QuantizationError
+from ai_platform.errors import MissingArtifactError, QuantizationError
 from ai_platform.quantize import calibration, recipe
-from ai_platform.records import QuantizedWeights, VerifiedWeights
+from ai_platform.records import QuantizedWeights, QuantizeRun, Records, VerifiedWeights
 from ai_platform.serving.runtime import Runtime, title
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse
@@ -159,6 +159,39 @@ def check_group_size(planned: dict[str, Any], folder: Path, where: str) -> None:
     problem = recipe.group_size_problem(planned, config)
     if problem:
         raise QuantizationError(f"{where}: {problem}")
+
+
+def inputs_key(
+    snap: SpecSnapshot, verified: VerifiedWeights, job: dict[str, Any], code_version: str, where: str
+) -> str:
+    """Everything the workload's result depends on: the stage's code version, the verified weights, the recipe (the
+    scheme the preflight chose, the calibration settings), the seed, the calibration data's bytes, and where it runs
+    (`where`: the target, and a cluster's quantize image). The quality budgets are not in it: the gates are judged
+    again on the report."""
+    files = calibration.files(snap.platform.file(snap.spec.quantization.calibration.path))
+    identity = {
+        "code": code_version,
+        "verified": verified.digest,
+        "recipe": job["recipe"],
+        "seed": job["seed"],
+        "calibration": [sha256_hex(f.read_bytes()) for f in files],
+        "where": where,
+    }
+    return sha256_hex(canonical_json(identity))
+
+
+def recorded(
+    snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice, key: str, records: Records
+) -> Quantized | None:
+    """The result the same inputs and code made before, its output folder re-hashed and held to its name; None where
+    there is none, or its output is gone or no longer matches (then the workload runs again)."""
+    run = records.find(QuantizeRun, key)
+    if run is None:
+        return None
+    try:
+        return accept(snap, verified, choice, run.report, records.store)
+    except (QuantizationError, MissingArtifactError, OSError):
+        return None
 
 
 def gates(q: Quantization, report: dict[str, Any]) -> dict[str, tuple[bool, str]]:
