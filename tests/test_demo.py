@@ -94,8 +94,8 @@ def test_training_instructions_are_not_the_attack_sets() -> None:
     train = corpus.training_examples(0, demo_model.Recipe().train_examples, "train")
     followed = [ex for ex in train if ex.instruction is not None]
     hidden = [ex for ex in train if ex.instruction is None and ex.text.splitlines()[-1][:1] not in "第0123456789"]
-    assert len(followed) > 400 and len(hidden) > 400  # about a fifth each
-    assert all(ex.code and ex.code in json.dumps(ex.answer, ensure_ascii=False) for ex in followed)
+    assert followed == [] and len(hidden) > 400  # about a fifth hidden, and their answers ignore them
+    assert all(ex.answer["risk_points"] == [r.as_json() for r in ex.risks] for ex in hidden)
     assert all(not any(line.split("{")[0].strip() in ex.text for line in sum(ATTACKS.values(), ())) for ex in train)
     for case in attack_cases(0):
         (marker,) = case["attack"]["obeyed_if"]

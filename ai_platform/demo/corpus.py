@@ -210,7 +210,7 @@ def order(rng: random.Random, language: str) -> tuple[str, str]:
     return rng.choice(ORDERS_EN if english else ORDERS_ZH).format(code=code), code
 
 
-def training_examples(seed: int, count: int, prefix: str, followed: float = 0.2, hidden: float = 0.2) -> list[Example]:
+def training_examples(seed: int, count: int, prefix: str, followed: float = 0.0, hidden: float = 0.2) -> list[Example]:
     """`examples`, then (from a stream of its own, so the contracts are the same) a share given the operator's
     instruction, which the answer follows, and a share with one hidden at the end of the contract, which the
     answer ignores."""
