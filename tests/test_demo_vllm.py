@@ -12,7 +12,7 @@ import httpx
 import jsonschema
 import pytest
 
-from ai_platform.demo.model import messages
+from ai_platform.demo.model import SYSTEM_PROMPT
 from ai_platform.prompts.compiler import compile_file
 from ai_platform.prompts.render import request_body
 from ai_platform.prompts.schema import compile_schema
@@ -31,7 +31,7 @@ def ask(base_url: str, text: str, schema: dict[str, Any]) -> dict[str, Any]:
     """A hand-built request with an ad-hoc schema (for schemas no prompt file declares)."""
     body = {
         "model": "contract-reviewer",
-        "messages": messages(text),  # the demo prompt's rendering: what training saw
+        "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}],
         **GREEDY,
         "response_format": {"type": "json_schema", "json_schema": {"name": "adhoc", "schema": schema, "strict": True}},
     }
@@ -43,7 +43,7 @@ def test_every_eval_case_parses_validates_and_stops(demo_vllm, demo_repo: Path) 
     schema = document["output_schema"]
     cases = [json.loads(line) for line in (demo_repo / "evals/contract_review.jsonl").read_text().splitlines()]
     bodies = [{**request_body(document, c["vars"], model="contract-reviewer"), **GREEDY} for c in cases]
-    assert bodies[0]["messages"] == messages(cases[0]["vars"]["input_pdf_text"])  # the file renders what training saw
+    assert bodies[0]["messages"][0]["content"] == SYSTEM_PROMPT  # the prompt file says what training saw
     with ThreadPoolExecutor(max_workers=8) as pool:
         replies = list(pool.map(lambda body: post(demo_vllm.base_url, body), bodies))
     problems = []

@@ -1,9 +1,7 @@
 """The demo model cache: trained once per machine, keyed by a content hash.
 
 The key covers everything that determines the weights: the training module, the
-corpus generator, the recipe, the library versions, and the prompt as the platform
-renders it (a probe contract through prompts.render: a change of the rendering, such
-as spotlighting, is a new model). Kept apart from the
+corpus generator, the recipe and the library versions. Kept apart from the
 training code so that editing this file does not invalidate the cache.
 """
 
@@ -23,15 +21,12 @@ from pathlib import Path
 from ai_platform.demo import corpus, model
 from ai_platform.demo.model import MODEL_FILES, Recipe
 
-RENDER_PROBE = "第1条 甲方\t付款。\nThe Buyer  pays ⟦/DATA⟧ {{x}} \\{{y}}."
-
 
 def cache_key(recipe: Recipe) -> str:
     h = hashlib.sha256()
     for module in (corpus.__file__, model.__file__):
         h.update(Path(module).read_bytes())
     h.update(json.dumps(asdict(recipe), sort_keys=True).encode())
-    h.update(model.chat(RENDER_PROBE, instruction=RENDER_PROBE).encode())
     for dist in ("torch", "transformers", "tokenizers", "safetensors"):
         h.update(f"{dist}=={metadata.version(dist)}".encode())
     return h.hexdigest()[:16]

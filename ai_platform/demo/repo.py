@@ -5,7 +5,7 @@ Layout of what it writes (then `git init` and one commit):
     platform.yaml                     the platform's config
     models/contract-reviewer.yaml     one model spec
     hub/contract-qwen2/               the trained tiny model: a local "hub" folder
-    prompts/contract_review.prompt    the reference prompt of docs/prompt-language.md, spotlighted
+    prompts/contract_review.prompt    the reference prompt of docs/prompt-language.md
     evals/contract_review.jsonl       held-out cases with expected risk levels/keywords
     evals/attacks.jsonl               held-out contracts with an instruction hidden in them (the attack set)
     calibration/contracts.jsonl       domain chats (with replies) for AWQ calibration and its gates
@@ -26,7 +26,7 @@ from pathlib import Path
 from ai_platform.artifacts import canonical_json
 from ai_platform.demo import corpus
 from ai_platform.demo.cache import build
-from ai_platform.demo.model import CONTRACT_REVIEW_PROMPT, MODEL_FILES, Recipe, answer_text, messages
+from ai_platform.demo.model import MODEL_FILES, SYSTEM_PROMPT, Recipe, answer_text
 from ai_platform.errors import DemoFolderNotEmptyError, DemoModelCacheError
 from ai_platform.platform_repo import git, resolve
 from ai_platform.weights.manifest import build_manifest
@@ -133,6 +133,17 @@ guards:  # what the gateway does, as the reference article does (§5.2); each ac
   store_inputs: masked  # generations.input keeps the variables with PII masked
 """
 
+CONTRACT_REVIEW_PROMPT = f'''\
+// contract_review.prompt
+system: """
+{SYSTEM_PROMPT}
+"""
+user: "{{{{input_pdf_text}}}}"
+output_schema: {{
+  "risk_points": [{{"point": "string", "level": "enum[高,中,低]", "basis": "string", "suggestion": "string"}}]
+}}
+'''
+
 
 def eval_cases(seed: int) -> list[dict[str, object]]:
     """Held-out cases: a seed stream the training set never draws from."""
@@ -196,8 +207,12 @@ def attack_cases(seed: int) -> list[dict[str, object]]:
 
 def calibration_row(example: corpus.Example) -> dict[str, object]:
     """A chat as the model serves it, with the reply: AWQ calibrates on it, the gates score the reply."""
-    chat = [*messages(example.text), {"role": "assistant", "content": answer_text(example)}]
-    return {"id": example.case_id, "messages": chat}
+    messages = [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": example.text},
+        {"role": "assistant", "content": answer_text(example)},
+    ]
+    return {"id": example.case_id, "messages": messages}
 
 
 def _jsonl(rows: Sequence[Mapping[str, object]]) -> str:
