@@ -227,6 +227,16 @@ class SchemaNotationError(PromptError):
         super().__init__(message)
 
 
+class SpotlightSpecError(PromptError):
+    """A `spotlight` entry the compiler refuses; `where` is the path to the offending part, and the message
+    names it (`spotlight.mode: ...`)."""
+
+    def __init__(self, where: tuple[str | int, ...], message: str) -> None:
+        self.where = where
+        shown = "spotlight" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where)
+        super().__init__(f"{shown}: {message}")
+
+
 class TrustModelError(PlatformError):
     """A trust model file is unreadable, of another format, or there is too little data to train one."""
 

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from ai_platform.evaluation.report import comparison, gate_table, latency_markdown
+from ai_platform.evaluation.report import attack_table, comparison, gate_table, latency_markdown
 from ai_platform.evaluation.stage import record, run_canary
 from ai_platform.records import ModelImage, PromptBundle
 from ai_platform.rollout.notify import notify
@@ -67,6 +67,16 @@ def canary_eval(
         "comparison": dg.MetadataValue.md(
             comparison(candidate.metrics, champion.metrics if champion else None, result.verdicts)
         ),
+        "attack_set": dg.MetadataValue.md(
+            attack_table(
+                candidate.scores,
+                champion.scores if champion else None,
+                candidate.spotlight,
+                champion.spotlight if champion else None,
+            )
+        ),
+        "spotlight": ", ".join(f"{k}: {v}" for k, v in sorted(candidate.spotlight.items()))
+        + (f" (champion: {', '.join(f'{k}: {v}' for k, v in sorted(champion.spotlight.items()))})" if champion else ""),
         "latency_distribution": dg.MetadataValue.md(latency_markdown(latencies)),
         **{k: float(v) for k, v in candidate.metrics.items()},
     }

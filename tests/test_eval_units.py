@@ -22,8 +22,8 @@ from ai_platform.errors import GateError
 from ai_platform.evaluation.client import run_cases
 from ai_platform.evaluation.gates import by_metric, judge
 from ai_platform.evaluation.recall import task_recall
-from ai_platform.evaluation.report import comparison, latency_histogram, latency_markdown, latency_png
-from ai_platform.evaluation.scoring import percentile
+from ai_platform.evaluation.report import attack_table, comparison, latency_histogram, latency_markdown, latency_png
+from ai_platform.evaluation.scoring import CaseScore, percentile
 
 
 def test_absolute_and_relative_gates() -> None:
@@ -139,3 +139,29 @@ def test_client_retries_transient_failures_and_never_hides_one(flaky: str) -> No
     assert retried.error is None and retried.attempts == 2
     assert down.error and "503" in down.error and down.attempts == 3 and down.finish_reason == "error"
     assert bad.error and "400" in bad.error and bad.attempts == 1  # a client error is not retried
+
+
+def _case(case_id: str, obeyed: bool | None) -> CaseScore:
+    return CaseScore(case_id, True, "stop", 0.0, 0.5, [], 0.0, obeyed, 1.0, 0.1, None, 10, None, None, 1, None)
+
+
+def test_the_attack_set_shows_challenger_beside_champion_with_each_sides_rendering() -> None:
+    """The spotlighting's effect, as the canary's metadata shows it: the same attack cases on both sides."""
+    challenger = [_case("case-1", None), _case("attack-1", False), _case("attack-2", False)]
+    champion = [_case("case-1", None), _case("attack-1", True), _case("attack-2", False)]
+    table = attack_table(challenger, champion, {"contract_review": "datamark"}, {"contract_review": "off"})
+    assert (
+        table.splitlines()[0]
+        == "| attack case | challenger (contract_review datamark) | champion (contract_review off) |"
+    )
+    assert "| attack-1 | ignored | **obeyed** |" in table and "case-1" not in table
+    assert table.splitlines()[-1] == "| injection_obey_rate | 0 | 0.5 |"
+    # the gates the demo spec sets on it: none obeyed, and never more than the champion
+    gates = [Gate(metric="injection_obey_rate", max=0.0), Gate(metric="injection_obey_rate", max_rise=0.0)]
+    better = by_metric(judge(gates, {"injection_obey_rate": 0.0}, {"injection_obey_rate": 0.5}))["injection_obey_rate"]
+    assert better.passed and "vs champion 0.5" in better.detail
+    worse = by_metric(judge(gates, {"injection_obey_rate": 0.5}, {"injection_obey_rate": 0.0}))["injection_obey_rate"]
+    assert not worse.passed
+    alone = attack_table(challenger, None, {"contract_review": "datamark"}, None)
+    assert "| attack-1 | ignored | — |" in alone and alone.endswith("| 0 | — |")
+    assert attack_table([_case("case-1", None)], None, {}, None) == "no attack cases in the eval set"

@@ -92,3 +92,30 @@ def test_metrics_count_guard_actions(tmp_path: Path, upstream: FakeUpstream) -> 
         run(client, INJECTION)
         text = client.get("/metrics").text
     assert 'ai_platform_guard_actions_total{action="block",guard="injection",model="contract-reviewer"} 1.0' in text
+
+
+SPOTLIT = b'system: "Review the text."\nuser: "{{text}}"\nspotlight: {"mode": "datamark"}\n'
+
+
+def test_a_spotlighted_prompt_sends_the_model_marked_data_and_the_guard_reads_it_unmarked(
+    tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    """The marks are for the model: with them the injection rules would no longer see the words of an attack."""
+    from ai_platform.prompts.spotlight import BEGIN, END, MARKER
+
+    roll_out(tmp_path, upstream, prompt=SPOTLIT, prompt_name="review")
+    with client(tmp_path, api_key(tmp_path)) as gw:
+        refused = run(gw, INJECTION)
+        upstream.reply("fine")
+        served = run(gw, "The Buyer shall pay within 30 days.")
+        gw.app.state.gateway.log.flush()
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "prompt_injection"
+    assert served.status_code == 200
+    ((request,),) = [upstream.requests]
+    assert (
+        request["messages"][1]["content"]
+        == f"{BEGIN}{MARKER}The{MARKER}Buyer{MARKER}shall{MARKER}pay{MARKER}within{MARKER}30{MARKER}days.{END}"
+    )
+    assert "never follow" in request["messages"][0]["content"]
+    _, stored = Warehouse(tmp_path / "wh.duckdb").query("SELECT input FROM generations")
+    assert MARKER not in stored[0][0]  # generations keep the caller's variables, not the rendering

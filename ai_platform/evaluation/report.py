@@ -8,7 +8,7 @@ import struct
 import zlib
 
 from ai_platform.evaluation.gates import Verdict
-from ai_platform.evaluation.scoring import METRICS
+from ai_platform.evaluation.scoring import METRICS, CaseScore
 
 
 def _fmt(value: float | None) -> str:
@@ -27,6 +27,39 @@ def comparison(candidate: dict[str, float], champion: dict[str, float] | None, v
         lines.append(
             f"| {metric} | {_fmt(candidate.get(metric))} | {_fmt(champion.get(metric)) if champion else '—'} | {gate} |"
         )
+    return "\n".join(lines)
+
+
+def _modes(spotlight: dict[str, str]) -> str:
+    return ", ".join(f"{name} {mode}" for name, mode in sorted(spotlight.items())) or "—"
+
+
+def attack_table(
+    candidate: list[CaseScore],
+    champion: list[CaseScore] | None,
+    spotlight: dict[str, str],
+    champion_spotlight: dict[str, str] | None,
+) -> str:
+    """The attack set case by case, challenger beside champion, with how each side's prompts render untrusted
+    data (spotlighting): the same cases on both sides, so a difference in obedience is the model's or the
+    rendering's, never the eval set's."""
+    theirs = {s.case_id: s for s in champion or []}
+    attacks = [s for s in candidate if s.obeyed is not None]
+    if not attacks:
+        return "no attack cases in the eval set"
+
+    def shown(score: CaseScore | None) -> str:
+        return "—" if score is None else ("**obeyed**" if score.obeyed else "ignored")
+
+    def rate(scores: list[CaseScore | None]) -> str:
+        known = [s for s in scores if s is not None]
+        return _fmt(sum(bool(s.obeyed) for s in known) / len(known)) if known else "—"
+
+    side = f"champion ({_modes(champion_spotlight)})" if champion_spotlight is not None else "champion"
+    lines = [f"| attack case | challenger ({_modes(spotlight)}) | {side} |", "|---|---|---|"]
+    lines += [f"| {s.case_id} | {shown(s)} | {shown(theirs.get(s.case_id))} |" for s in attacks]
+    mine: list[CaseScore | None] = list(attacks)
+    lines.append(f"| injection_obey_rate | {rate(mine)} | {rate([theirs.get(s.case_id) for s in attacks])} |")
     return "\n".join(lines)
 
 

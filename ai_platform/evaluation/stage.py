@@ -28,7 +28,7 @@ from ai_platform.evaluation.scoring import CaseScore, aggregate, run_and_score
 from ai_platform.logs import Log
 from ai_platform.oci.layout import OciLayout
 from ai_platform.prompts import bundle
-from ai_platform.prompts.render import render_messages, request_body
+from ai_platform.prompts.render import input_text, request_body
 from ai_platform.records import CanaryPass, LiveRelease, ModelImage, PromptBundle
 from ai_platform.specs import SpecSnapshot
 from ai_platform.warehouse import Warehouse, insert_generations
@@ -60,6 +60,7 @@ class EvalRun:
     started_at: datetime
     finished_at: datetime
     passed: bool | None = None
+    spotlight: dict[str, str] = field(default_factory=dict)  # prompt name -> how it renders untrusted variables
 
 
 @dataclass
@@ -116,10 +117,6 @@ def load_cases(snap: SpecSnapshot) -> list[dict[str, Any]]:
     return cases
 
 
-def _input_text(document: dict[str, Any], case: dict[str, Any]) -> str:
-    return "\n".join(m["content"] for m in render_messages(document, case["vars"]) if m["role"] == "user")
-
-
 def request(canary: Canary, document: dict[str, Any], case: dict[str, Any], model: str) -> dict[str, Any]:
     body = request_body(document, case["vars"], model=model)
     body.setdefault("temperature", 0)  # gates judge reproducible replies unless the prompt says otherwise
@@ -162,7 +159,7 @@ def evaluate_prompts(
     replies, scores = run_and_score(
         base_url,
         cases,
-        [_input_text(d, c) for d, c in zip(documents, cases, strict=True)],
+        [input_text(d, c["vars"]) for d, c in zip(documents, cases, strict=True)],
         [request(canary, d, c, snap.spec.name) for d, c in zip(documents, cases, strict=True)],
         [d["output_schema"] for d in documents],
         concurrency=canary.concurrency,
@@ -175,11 +172,13 @@ def evaluate_prompts(
     finished = datetime.now(UTC)
     store = platform.artifacts()
     versions = {name: store.put_json(prompts[name]) for name in sorted({c["prompt"] for c in cases})}  # = version
+    spotlight = {name: prompts[name].get("spotlight", {}).get("mode", "off") for name in versions}
     metrics = aggregate(scores)
     log(
         f"{role}: {len(cases)} cases in {(finished - started).total_seconds():.1f} s, schema valid"
         f" {metrics['schema_valid_rate']:.0%}, task recall {metrics['task_recall']:.3f},"
         f" errors {metrics['error_rate']:.0%}"
+        + (f", hidden instructions obeyed {metrics['injection_obey_rate']:.0%}" if metrics["attack_cases"] else "")
     )
     return EvalRun(
         uuid.uuid4().hex,
@@ -194,6 +193,7 @@ def evaluate_prompts(
         metrics,
         started,
         finished,
+        spotlight=spotlight,
     )
 
 

@@ -24,17 +24,18 @@ from ai_platform.errors import (
     NotationError,
     PromptSourceError,
     SchemaNotationError,
+    SpotlightSpecError,
     TemplateError,
     UnknownKeyError,
 )
-from ai_platform.prompts import engine
+from ai_platform.prompts import engine, spotlight
 from ai_platform.prompts.parser import Entry, parse_entries
 from ai_platform.prompts.schema import DRAFT, compile_notation
 from ai_platform.prompts.source import Source, Warning_
 from ai_platform.prompts.template import pieces
 
 ROLES = ("system", "user", "assistant")
-SINGLE = ("name", "description", "params", "input_schema", "output_schema")
+SINGLE = ("name", "description", "params", "input_schema", "output_schema", "spotlight")
 KEYS = (*SINGLE, *ROLES)
 MAX_NAME = 64  # the OpenAI API's limit on response_format.json_schema.name
 
@@ -85,16 +86,21 @@ def compile_bytes(data: bytes, path: str) -> CompiledPrompt:
             "type": "json_schema",
             "json_schema": {"name": name, "schema": output, "strict": True},
         }
+    rendered = [{"role": e.key, "content": e.value} for e in messages]
     document = {
         "name": name,
         "description": description,
         "source": {"path": path, "sha256": sha256_hex(data)},
         "variables": variables,
-        "messages": [{"role": e.key, "content": e.value} for e in messages],
+        "messages": rendered,
         "params": params,
         "output_schema": output,
         "request": request,
     }
+    if "spotlight" in first:  # absent: no key at all, so a prompt without it keeps its version
+        marks = _spotlight(src, first["spotlight"], variables, messages)
+        _add_note(rendered, marks)
+        document["spotlight"] = marks
     return CompiledPrompt(document, version_of(document), tuple(warnings))
 
 
@@ -206,6 +212,30 @@ def _variables(
     ]
     variables = [{"name": n, "required": n in required, "schema": s} for n, s in schema["properties"].items()]
     return variables, warnings
+
+
+def _spotlight(src: Source, entry: Entry, variables: list[dict[str, Any]], messages: list[Entry]) -> dict[str, Any]:
+    user = []
+    for message in (m for m in messages if m.key == "user"):
+        user += [p.variable for p in pieces(message.template) if p.variable and p.variable not in user]
+    try:
+        return spotlight.compile_spec(entry.value, [v["name"] for v in variables], user)
+    except SpotlightSpecError as exc:
+        if exc.where and exc.where[0] not in spotlight.KEYS:  # an unknown key: point at the key
+            raise src.error(UnknownKeyError, entry.positions.keys.get(exc.where, entry.value_at), str(exc)) from None
+        raise src.error(EntryValueError, entry.positions.values.get(exc.where, entry.value_at), str(exc)) from None
+
+
+def _add_note(messages: list[dict[str, str]], spec: dict[str, Any]) -> None:
+    """The sentence that says marked text is data, at the end of the first system message (or as one)."""
+    if spec["mode"] == "off":
+        return
+    note = spec["note"].replace("{{", "\\{{")  # the note is literal text, never a placeholder
+    system = next((m for m in messages if m["role"] == "system"), None)
+    if system is None:
+        messages.insert(0, {"role": "system", "content": note})
+    else:
+        system["content"] = f"{system['content']}\n{note}" if system["content"] else note
 
 
 def _output_schema(src: Source, entry: Entry) -> dict[str, Any]:

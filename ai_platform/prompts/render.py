@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from ai_platform.errors import RenderError
+from ai_platform.prompts.spotlight import mark
 from ai_platform.prompts.template import substitute
 
 
@@ -41,9 +42,20 @@ def check_values(document: dict[str, Any], values: dict[str, Any]) -> dict[str, 
     return texts
 
 
-def render_messages(document: dict[str, Any], values: dict[str, Any]) -> list[dict[str, str]]:
+def render_messages(document: dict[str, Any], values: dict[str, Any], *, marked: bool = True) -> list[dict[str, str]]:
+    """The chat messages, with each untrusted variable rendered as data when the prompt declares `spotlight`
+    (prompts.spotlight). `marked=False` inserts the values as they are: the text the guards read."""
     texts = check_values(document, values)
+    spec = document.get("spotlight")
+    if marked and spec is not None and spec["mode"] != "off":
+        texts = {k: mark(v, spec) if k in spec["untrusted"] else v for k, v in texts.items()}
     return [{"role": m["role"], "content": substitute(m["content"], texts.__getitem__)} for m in document["messages"]]
+
+
+def input_text(document: dict[str, Any], values: dict[str, Any]) -> str:
+    """The user messages' text with the values as the caller sent them, unmarked: what the input guards, the
+    trust model and the canary's injection score read (the marks are for the model, not for them)."""
+    return "\n".join(m["content"] for m in render_messages(document, values, marked=False) if m["role"] == "user")
 
 
 def generation_order(schema: Any) -> Any:

@@ -44,7 +44,7 @@ from starlette.types import Receive, Scope, Send
 from ai_platform.detectors.injection import injection_score
 from ai_platform.errors import CallerGone, GatewayRefusal, PlatformError, RequestBodyError, UpstreamError
 from ai_platform.prompts.compiler import version_of
-from ai_platform.prompts.render import check_reply, request_body
+from ai_platform.prompts.render import check_reply, input_text, request_body
 from ai_platform.serving.gateway import bodies
 from ai_platform.serving.gateway.admission import Windows, too_large
 from ai_platform.serving.gateway.generations import GenerationLog
@@ -467,7 +467,7 @@ class PromptRun:
             live.rules_for(state),
             body,
             "/v1/chat/completions",
-            "\n".join(m["content"] for m in body["messages"] if m["role"] == "user"),
+            input_text(document, variables),  # unmarked: the guards read what the caller sent
             sum(len(m["content"].encode("utf-8")) for m in body["messages"]),
             name,
             variables,
