@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from ai_platform.demo import corpus as demo  # noqa: E402
-from ai_platform.detectors import injection_corpus, injection_heldout  # noqa: E402
+from ai_platform.demo import injection_corpus, injection_heldout  # noqa: E402
+from ai_platform.demo.injection_corpus import Sample  # noqa: E402
 from ai_platform.detectors.injection import injection_score  # noqa: E402
-from ai_platform.detectors.injection_corpus import Sample  # noqa: E402
 from benchmarks.support import SMOKE_HELP  # noqa: E402
 
 BASELINE_COMMIT = "0d9ea90"  # the last injection.py before the learned model: the rules alone

@@ -133,9 +133,9 @@ def test_window_sums_equal_the_features_training_counts() -> None:
 
 @pytest.mark.slow
 def test_training_reproduces_the_shipped_model(tmp_path: Path) -> None:
-    """`python -m ai_platform.detectors.injection_train` regenerates the shipped file bit for bit (same checksum):
+    """`python -m ai_platform.demo.injection_train` regenerates the shipped file bit for bit (same checksum):
     a change to the corpus or the features that is not followed by retraining fails here."""
-    from ai_platform.detectors import injection_train
+    from ai_platform.demo import injection_train
 
     path = tmp_path / "retrained.npz"
     injection_train.main(["--out", str(path)])

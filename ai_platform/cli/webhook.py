@@ -81,13 +81,13 @@ def add(areas: Areas) -> None:
         webhook_serve,
         "receive GitHub, GitLab and Gitea/Forgejo push webhooks; a verified push to the branch marks the home",
         (
-            "AI_PLATFORM_WEBHOOK_SECRET=... ai-platform webhook serve --home /var/lib/ai-platform",
+            "ai-platform webhook serve --home /var/lib/ai-platform",
             "ai-platform webhook serve --secret-file /etc/ai-platform/webhook/secret --host 0.0.0.0 --port 9300",
         ),
     )
     p.add_argument("--home", help=HOME_HELP)
     p.add_argument("--repo", help="the platform repo (its branch is the one pushes are taken for)")
-    p.add_argument("--branch", help="the branch (default: $AI_PLATFORM_BRANCH, else main)")
+    p.add_argument("--branch", help="the branch (default: the site's, else main)")
     p.add_argument("--secret-file", metavar="FILE", help=f"the webhook secret (default: ${SECRET_ENV})")
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=9300, help="the port to listen on (default: 9300)")

@@ -4,7 +4,7 @@ Why this shape: it has to answer on the gateway's request path (p99 under 5 ms f
 in Chinese and English, offline, with no model download. A logistic regression over hashed n-grams
 does: the features are computed here in numpy (a polynomial rolling hash of the character n-grams,
 CRC-32 of the Latin word unigrams and bigrams), the weights are one float32 array shipped with the
-package (`injection_model.npz`, written by `python -m ai_platform.detectors.injection_train`, which
+package (`injection_model.npz`, written by `python -m ai_platform.demo.injection_train`, which
 trains it with scikit-learn on the generated corpus, `injection_corpus.py`, data/injection/README.md).
 
 Long inputs are scored by window: the normalized text is cut into sentences and lines, each window
@@ -198,7 +198,7 @@ def load(path: Path = MODEL_PATH) -> Model:
     if not isinstance(meta, dict) or meta.get("feature_version") != FEATURE_VERSION or meta.get("bits") != BITS:
         raise DetectorModelError(
             f"{path}: model built for feature version {meta.get('feature_version') if isinstance(meta, dict) else '?'}"
-            f", this code reads version {FEATURE_VERSION}: retrain (python -m ai_platform.detectors.injection_train)"
+            f", this code reads version {FEATURE_VERSION}: retrain (python -m ai_platform.demo.injection_train)"
         )
     if weights.shape != (1 << BITS,):
         raise DetectorModelError(f"{path}: {weights.shape[0]} weights, expected {1 << BITS}")

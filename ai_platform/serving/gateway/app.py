@@ -232,8 +232,7 @@ def create_app(
     and `window_storage`: platform.yaml's `gateway.keys` and `gateway.window_storage`, for the whole gateway."""
     injection_model.shipped()  # a broken model file stops the start (DetectorModelError), not every request
     local_admin = new_key()
-    admin_file = state_dir(home) / ADMIN_KEY_FILE
-    atomic_write(admin_file, local_admin.encode())
+    atomic_write(admin_file := state_dir(home) / ADMIN_KEY_FILE, local_admin.encode())
     os.chmod(admin_file, 0o600)
     gateway = Gateway(home, keys_file, local_admin, states_from, window_storage)
 

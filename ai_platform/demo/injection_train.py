@@ -1,6 +1,6 @@
 """Train the injection model (`injection_model.npz`) from the generated corpus, deterministically.
 
-    python -m ai_platform.detectors.injection_train [--out PATH]
+    python -m ai_platform.demo.injection_train [--out PATH]
 
 Corpus: `injection_corpus.samples` with TRAIN_SEED (fit) and CALIBRATION_SEED (Platt scaling), cut
 into the scorer's own windows (`injection_model.windows`): a window of an attack sample is positive
@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ai_platform.detectors import injection_corpus, injection_model
-from ai_platform.detectors.injection_corpus import Sample
+from ai_platform.demo import injection_corpus
+from ai_platform.detectors import injection_model
+from ai_platform.demo.injection_corpus import Sample
 
 TRAIN_SEED, TRAIN_COUNT = 1, 16000
 CALIBRATION_SEED, CALIBRATION_COUNT = 2, 4000

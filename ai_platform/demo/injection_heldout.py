@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import random
 
-from ai_platform.detectors.injection_corpus import Sample
+from ai_platform.demo.injection_corpus import Sample
 
 SEED = 20260611
 
