@@ -72,7 +72,7 @@ def rates(samples: list[Sample], scorers: dict[str, Callable[[str], float]]) -> 
 
 def print_table(title: str, table: dict[tuple[str, str], dict[str, float]]) -> None:
     print(f"\n{title}")
-    print(f"  {'class':<12}{'lang':<6}{'n':>6}  {'ours':>7}  {'rules':>7}  {'ratio':>6}")
+    print(f"  {'class':<12}{'lang':<6}{'n':>6}  {'ours':>7}  {'rules':>7}  {'ratio':>6}   (baseline: the rules alone)")
     for (kind, language), row in table.items():
         ratio = f"{row['ours'] / row['rules']:.1f}x" if row["rules"] else "-"
         flagged = " (flagged)" if kind == "benign" else ""
