@@ -76,6 +76,11 @@ class Backend(Protocol):
         keep it: the platform home here, the artifact store (the registry the cluster's gateway follows) there."""
         ...
 
+    def release(self, snap: SpecSnapshot, image: str) -> str:
+        """The release `image` would be on this target with the spec's server settings (`serving/release.py`):
+        what a live release is compared with to know whether a commit changes what users are served."""
+        ...
+
     def serve_candidate(
         self, snap: SpecSnapshot, image: ModelImage, log: Log, *, champion: bool = False
     ) -> AbstractContextManager[str]:

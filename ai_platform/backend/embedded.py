@@ -40,6 +40,9 @@ class EmbeddedBackend:
     def live(self, platform: Platform, model: str) -> LiveRelease | None:
         return state.load(platform.home, model).live
 
+    def release(self, snap: SpecSnapshot, image: str) -> str:
+        return local.release_of(snap, image)
+
     @contextmanager
     def serve_candidate(
         self, snap: SpecSnapshot, image: ModelImage, log: Log, *, champion: bool = False
@@ -52,7 +55,7 @@ class EmbeddedBackend:
         """
         live = self.live(snap.platform, snap.spec.name)
         digest = image.digest
-        wanted = digest if champion else local.release_of(snap, digest)
+        wanted = digest if champion else self.release(snap, digest)
         if live and (live.image if champion else live.release) == wanted and healthy(live.base_url):
             what = "the champion as users get it" if champion else "same release"
             log(f"evaluating on the live {live.color} server ({digest[:19]}): {what}, no new vLLM")

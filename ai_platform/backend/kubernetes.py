@@ -79,6 +79,9 @@ class KubernetesBackend:
         current = kubernetes.live_state(platform, model)
         return current.live if current else None
 
+    def release(self, snap: SpecSnapshot, image: str) -> str:
+        return kubernetes.release(snap.platform, snap.spec, image)
+
     def serve_candidate(
         self, snap: SpecSnapshot, image: ModelImage, log: Log, *, champion: bool = False
     ) -> AbstractContextManager[str]:

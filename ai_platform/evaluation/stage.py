@@ -40,6 +40,8 @@ class Servers(Protocol):
 
     def live(self, platform: Platform, model: str) -> LiveRelease | None: ...
 
+    def release(self, snap: SpecSnapshot, image: str) -> str: ...
+
     def serve_candidate(
         self, snap: SpecSnapshot, image: ModelImage, log: Log, *, champion: bool = False
     ) -> AbstractContextManager[str]: ...
@@ -210,7 +212,10 @@ def run_canary(
     champion = None
     with backend.serve_candidate(snap, model_image, log) as base_url:  # this release: new settings, new server
         candidate = evaluate(snap, base_url, "challenger", model_image, prompt_bundle, log)
-        if live is not None and (live.image, live.bundle) != (model_image.digest, prompt_bundle.digest):
+        # A champion whenever users are served something else: other weights, prompts or server settings (a
+        # serving-only commit keeps the image and bundle digests and changes the release).
+        candidate_release = backend.release(snap, model_image.digest)
+        if live is not None and (live.release, live.bundle) != (candidate_release, prompt_bundle.digest):
             if live.model_image is None or live.prompt_bundle is None:
                 log(
                     f"the live release ({live.image[:19]}) was recorded by an older platform, without its image and"
