@@ -5,6 +5,10 @@ Splits (data/injection/README.md):
   heldout    a different generator (`injection_heldout`: its own wordings, personas, documents, separators, seed)
   contracts  the demo's contracts (`ai_platform.demo.corpus`), all benign: every one must stay under the threshold
   docs       the paragraphs of this repo's docs/ and README: real technical prose about prompts and guards, benign
+  licenses   the paragraphs of the licence texts every Debian system ships (/usr/share/common-licenses: GPL,
+             Apache, MPL...): legal prose that addresses its reader as "you", benign, never trained on
+  dialogue   every turn of the held-out third of chatterbot-corpus's topics (published chit-chat and questions,
+             `injection_corpus.dialogue_lines` part 2), English and Chinese, benign: what a gateway's users send
 For each split: the share of attacks caught (score >= THRESHOLD) by class and language, and the share of benign
 passages flagged, ours beside `rules` (injection_score as of BASELINE_COMMIT, the rules alone, read with
 `git show`). Then the time per 4 KB input (p50, p99 over a few hundred documents padded to 4,096 characters,
@@ -58,6 +62,15 @@ def docs_paragraphs() -> list[str]:
     return [p for path in paths for p in Path(path).read_text(encoding="utf-8").split("\n\n") if len(p.strip()) > 40]
 
 
+def license_paragraphs() -> list[str]:
+    out = []
+    for path in sorted(Path("/usr/share/common-licenses").glob("*")):
+        if path.is_file() and not path.is_symlink():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            out += [p for p in text.split("\n\n") if len(p.strip()) > 40]
+    return out
+
+
 def rates(samples: list[Sample], scorers: dict[str, Callable[[str], float]]) -> dict[tuple[str, str], dict[str, float]]:
     """(class, language) -> {"n": count, scorer: share at or over THRESHOLD}."""
     hits: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -107,7 +120,9 @@ def timing(score: Callable[[str], float], texts: list[str]) -> tuple[float, floa
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
-    parser.add_argument("--split", choices=("train", "heldout", "contracts", "docs", "all"), default="all")
+    parser.add_argument(
+        "--split", choices=("train", "heldout", "contracts", "docs", "licenses", "dialogue", "all"), default="all"
+    )
     args = parser.parse_args()
     small = args.smoke
     scorers = {"ours": injection_score, "rules": rules_only()}
@@ -130,6 +145,24 @@ def main() -> None:
         ours = sum(injection_score(p) >= THRESHOLD for p in docs)
         old = sum(scorers["rules"](p) >= THRESHOLD for p in docs)
         print(f"repo docs paragraphs (benign, never trained on): {ours} of {len(docs)} flagged (rules: {old})")
+    if args.split in ("licenses", "all"):
+        licenses = license_paragraphs()[: 40 if small else None]
+        if licenses:
+            ours = sum(injection_score(p) >= THRESHOLD for p in licenses)
+            old = sum(scorers["rules"](p) >= THRESHOLD for p in licenses)
+            print(
+                f"licence paragraphs (/usr/share/common-licenses, benign, never trained on): {ours} of"
+                f" {len(licenses)} flagged ({ours / len(licenses):.1%}; rules: {old})"
+            )
+        else:
+            print("licence paragraphs: none here (/usr/share/common-licenses is Debian's base-files)")
+    if args.split in ("dialogue", "all"):
+        print("\nheld-out dialogue turns (chatterbot-corpus topics never trained or calibrated on), flagged:")
+        for language in ("en", "zh"):
+            turns = [t for talk in injection_corpus.dialogue_lines(language, 2) for t in talk][: 60 if small else None]
+            ours = sum(injection_score(t) >= THRESHOLD for t in turns)
+            old = sum(scorers["rules"](t) >= THRESHOLD for t in turns)
+            print(f"  {language}: ours {ours} of {len(turns)} ({ours / len(turns):.1%}); rules {old}")
     texts = four_kb(heldout[: 40 if small else 400])
     for text in texts[:5]:
         injection_score(text)  # the model file is loaded once per process: not part of a request
