@@ -20,8 +20,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ai_platform.demo import injection_corpus
-from ai_platform.detectors import injection_model
 from ai_platform.demo.injection_corpus import Sample
+from ai_platform.detectors import injection_model
 
 TRAIN_SEED, TRAIN_COUNT = 1, 16000
 CALIBRATION_SEED, CALIBRATION_COUNT = 2, 4000

@@ -46,8 +46,7 @@ class MissRate:
 
         return [
             f"key risks missed, model alone:        {rate(self.missed_alone, self.risks)}",
-            f"key risks missed, with the loop:      {rate(self.missed_with_loop, self.risks)}"
-            " (not flagged for review)",
+            f"key risks missed, with the loop:      {rate(self.missed_with_loop, self.risks)} (not flagged for review)",
             f"review load: replies flagged          {rate(self.flagged, self.contracts)};"
             f" re-asked with clauses {self.reasked}, improved {self.improved}",
         ]

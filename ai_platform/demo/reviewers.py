@@ -57,9 +57,15 @@ def review(
         if "generation_id" not in reply:
             continue
         expected = {"keywords": [r.keyword for r in example.risks], "levels": [r.level for r in example.risks]}
-        rows.append({"generation_id": reply["generation_id"], "reviewer": f"reviewer-{'abc'[i % 3]}",
-                     "label": grade(expected, reply.get("output")), "comment": "",
-                     "labeled_at": (start + timedelta(minutes=7 * i)).isoformat()})
+        rows.append(
+            {
+                "generation_id": reply["generation_id"],
+                "reviewer": f"reviewer-{'abc'[i % 3]}",
+                "label": grade(expected, reply.get("output")),
+                "comment": "",
+                "labeled_at": (start + timedelta(minutes=7 * i)).isoformat(),
+            }
+        )
     return write_labels(inbox, rows, seed)
 
 
