@@ -273,9 +273,12 @@ def kill_the_live_server_under_load(home: Path, gateway: str, variables: dict[st
     assert [a for a in answers if a[2] == 200 and a[0] > back], "served after the restart"
 
 
-def test_a_guard_only_commit_restarts_no_vllm(instance, own_demo_repo: Path, tmp_path: Path, gateway: str) -> None:
+def test_a_guard_or_gate_only_commit_restarts_no_vllm(
+    instance, own_demo_repo: Path, tmp_path: Path, gateway: str
+) -> None:
     """What the git sensor plans for a guard-only commit, run for real: the rollout alone, the same image and release,
-    so it re-publishes the gateway's state (the new guard is there) and the live vLLM process stays."""
+    so it re-publishes the gateway's state (the new guard is there) and the live vLLM process stays. A gate-only
+    commit adds the canary, which judges the same release on the live server: still no restart."""
     import dagster as dg
 
     from ai_platform.platform_repo import resolve
@@ -315,3 +318,14 @@ def test_a_guard_only_commit_restarts_no_vllm(instance, own_demo_repo: Path, tmp
     assert guards == {"ran": {"model_spec", "deployment"}, "kind": "unchanged"}
     state = load(home, MODEL)
     assert state.guards["pii"] == "mask" and state.live is not None and state.live.pid == pid
+
+    # A gate-only commit: the canary judges the same release again, on the live server; nothing restarts.
+    def loosen_coherence(spec: dict) -> None:
+        for gate in spec["canary"]["gates"]:
+            if gate["metric"] == "coherence":
+                gate["min"] = 0.1
+
+    gate = ship("canary: coherence floor 0.1", loosen_coherence)
+    assert gate == {"ran": {"model_spec", "canary_eval", "deployment"}, "kind": "unchanged"}
+    state = load(home, MODEL)
+    assert state.live is not None and state.live.pid == pid
