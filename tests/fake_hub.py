@@ -22,7 +22,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+import pytest
 
 LFS_SUFFIXES = (".safetensors", ".bin", ".pt")  # what a real repo's .gitattributes sends to LFS
 
@@ -43,6 +46,12 @@ class FakeHub:
         self.commits[sha.hexdigest()] = dict(files)
         self.main = sha.hexdigest()
         return self.main
+
+    def commit_folder(self, folder: Path) -> str:
+        """Commit every file of a model folder, named relative to it, as pushing the folder to the hub would."""
+        return self.commit(
+            {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+        )
 
     def resolve(self, revision: str) -> str | None:
         return self.main if revision == "main" else revision if revision in self.commits else None
@@ -154,3 +163,16 @@ def serve(hub: FakeHub) -> Iterator[FakeHub]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+@contextmanager
+def serve_to_client(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    """`serve(hub)`, with the real huggingface_hub client pointed at it: HF_ENDPOINT set, and HF_HUB_OFFLINE (which
+    the suite sets and huggingface_hub copies into a module constant at import time) lifted for this test only."""
+    import huggingface_hub.constants
+
+    with serve(hub):
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)  # read once, at import
+        yield hub

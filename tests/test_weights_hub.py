@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import yaml
 from conftest import MODEL, materialize
-from fake_hub import FakeHub, git_blob_id, serve
+from fake_hub import FakeHub, git_blob_id, serve_to_client
 from safetensors.numpy import save
 
 from ai_platform.config import HubSource
@@ -37,8 +37,6 @@ def shard(seed: int, names: list[str]) -> bytes:
 
 @pytest.fixture
 def fake_hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    import huggingface_hub.constants
-
     repo = FakeHub(REPO_ID)
     repo.commit({"model.safetensors": shard(1, ["a.weight", "b.weight"]), "config.json": b'{"v": 1}'})
     repo.commit(
@@ -50,10 +48,7 @@ def fake_hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
             "pytorch_model.bin": b"\x80\x02}q\x00.",  # a pickle: outside the default patterns, never fetched
         }
     )
-    with serve(repo):
-        monkeypatch.setenv("HF_ENDPOINT", repo.url)
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)  # read once, at import
+    with serve_to_client(repo, monkeypatch):
         yield repo
 
 
