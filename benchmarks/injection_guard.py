@@ -3,6 +3,8 @@
 Splits (data/injection/README.md):
   train      the training family's generator (`injection_corpus`) at a seed neither fitted nor calibrated on
   heldout    a different generator (`injection_heldout`: its own wordings, personas, documents, separators, seed)
+  fresh      a third generator (`injection_fresh`: new wordings, registers and carriers, its own seed), written
+             after heldout had been consulted; only its aggregate rates are read
   contracts  the demo's contracts (`ai_platform.demo.corpus`), all benign: every one must stay under the threshold
   docs       the paragraphs of this repo's docs/ and README: real technical prose about prompts and guards, benign
   licenses   the paragraphs of the licence texts every Debian system ships (/usr/share/common-licenses: GPL,
@@ -12,7 +14,7 @@ Splits (data/injection/README.md):
 For each split: the share of attacks caught (score >= THRESHOLD) by class and language, and the share of benign
 passages flagged, ours beside `rules` (injection_score as of BASELINE_COMMIT, the rules alone, read with
 `git show`). Then the time per 4 KB input (p50, p99 over a few hundred documents padded to 4,096 characters,
-attacks and benign), ours vs rules and the ratio. Targets (issue 32), on heldout, both languages: >= 95% of
+attacks and benign), ours vs rules and the ratio. Targets (issue 32), on heldout and fresh, both languages: >= 95% of
 hijack and leak instructions in documents, >= 70% of jailbreaks, <= 0.5% of benign flagged, p99 < 5 ms.
 """
 
@@ -32,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from ai_platform.demo import corpus as demo  # noqa: E402
-from ai_platform.demo import injection_corpus, injection_heldout  # noqa: E402
+from ai_platform.demo import injection_corpus, injection_fresh, injection_heldout  # noqa: E402
 from ai_platform.demo.injection_corpus import Sample  # noqa: E402
 from ai_platform.detectors.injection import injection_score  # noqa: E402
 from benchmarks.support import SMOKE_HELP  # noqa: E402
@@ -121,7 +123,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     parser.add_argument(
-        "--split", choices=("train", "heldout", "contracts", "docs", "licenses", "dialogue", "all"), default="all"
+        "--split",
+        choices=("train", "heldout", "fresh", "contracts", "docs", "licenses", "dialogue", "all"),
+        default="all",
     )
     args = parser.parse_args()
     small = args.smoke
@@ -134,6 +138,9 @@ def main() -> None:
         )
     if args.split in ("heldout", "all"):
         print_table(f"held-out (injection_heldout, seed {injection_heldout.SEED})", rates(heldout, scorers))
+    if args.split in ("fresh", "all"):
+        fresh = injection_fresh.samples(120 if small else 2000)
+        print_table(f"fresh (injection_fresh, seed {injection_fresh.SEED})", rates(fresh, scorers))
     if args.split in ("contracts", "all"):
         contracts = demo.examples(0, 50 if small else 2000, "bench")
         worst = max(injection_score(c.text) for c in contracts)

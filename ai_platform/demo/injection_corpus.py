@@ -6,8 +6,11 @@ sees the attack's structure rather than a few fixed wordings: goal hijacking is
 Attacks are embedded in benign carriers (the demo's contracts, legal and technical prose, emails) at
 the start, the middle or the end, after a blank line, a quote marker, a rule line or nothing.
 
-The held-out split comes from a different generator with its own templates, carriers and seed
-(`injection_heldout.py`); nothing here is tuned on it.
+A share of the attacks (REGISTERS_SHARE), benign notices in the same words, the standard library's docstrings
+and long Chinese passages come from `injection_registers.py`: more wordings and registers, Chinese above all.
+
+The held-out splits come from other generators with their own templates, carriers and seeds
+(`injection_heldout.py`, `injection_fresh.py`); nothing here is copied from them.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ import random
 from dataclasses import dataclass
 
 from ai_platform.demo import corpus as demo
+from ai_platform.demo import injection_registers as registers
 
 ATTACK_CLASSES = ("hijack", "leak", "jailbreak", "encoded", "delimiter", "reviewer")
 BENIGN_CLASSES = ("contract", "prose", "imperative", "question", "dialogue")
+REGISTERS_SHARE = 0.4  # of hijack, leak, jailbreak and reviewer attacks: composed in `injection_registers`' wordings
 
 
 @dataclass(frozen=True)
@@ -978,6 +983,8 @@ def benign(rng: random.Random, language: str, part: int = 0) -> Sample:
         return Sample(dialogue(rng, language, part), 0, "dialogue", language)
     if ask < 0.45:
         return Sample(payload_sentence(rng, language), 0, "prose", language)
+    if ask < 0.55:
+        return Sample(registers.benign_void(rng, language), 0, "imperative", language)
     roll = rng.random()
     if roll < 0.15:
         return Sample(demo.contract(rng, "c", language).text, 0, "contract", language)
@@ -1008,13 +1015,19 @@ def samples(seed: int, count: int, prose_half: int = 0) -> list[Sample]:
         maker = MAKERS[kind]
         if kind in reframed and rng.random() < 0.5:
             maker = reframed[kind]
-        attack = maker(rng, language)
+        if kind in ("hijack", "leak", "jailbreak", "reviewer") and rng.random() < REGISTERS_SHARE:
+            attack = registers.attack(rng, kind, language)
+        else:
+            attack = maker(rng, language)
         if kind != "jailbreak" and rng.random() < 0.7:
             text, span = embed(rng, attack, language)
             out.append(Sample(text, 1, kind, language, span))
         else:
             out.append(Sample(attack, 1, kind, language))
     out += [Sample(text, 0, "prose", "en") for text in reference_prose(rng, count // 8, prose_half)]
+    out += [Sample(text, 0, "prose", "en") for text in registers.library_prose(rng, count // 8, prose_half)]
+    # Long Chinese passages too, so that long benign prose is not evidence of English alone.
+    out += [Sample(long_chinese(rng), 0, "prose", "zh") for _ in range(count // 16)]
     return out
 
 
@@ -1566,6 +1579,18 @@ def reference_prose(rng: random.Random, count: int, half: int = 0) -> list[str]:
     keys = sorted(topics)[half::2]
     paragraphs = [p.strip() for key in keys for p in topics[key].split("\n\n") if len(p.strip()) > 60]
     return [rng.choice(paragraphs)[:1200] for _ in range(count)]
+
+
+def long_chinese(rng: random.Random) -> str:
+    """A long benign Chinese passage: three to eight pieces of documents, office and technical text, notices."""
+    makers = (
+        lambda: benign_document(rng, "zh"),
+        lambda: jargon(rng, "zh"),
+        lambda: registers.benign_void(rng, "zh"),
+        lambda: carrier(rng, "zh"),
+        lambda: benign_sentence(rng, "zh"),
+    )
+    return rng.choice(("\n\n", "\n", "")).join(rng.choice(makers)() for _ in range(rng.randint(3, 8)))[:1200]
 
 
 # ------------------------------------------------------------------ benign text in the attacks' own vocabulary

@@ -5,8 +5,8 @@
 Corpus: `injection_corpus.samples` with TRAIN_SEED (fit) and CALIBRATION_SEED (Platt scaling), cut
 into the scorer's own windows (`injection_model.windows`): a window of an attack sample is positive
 when it holds most of the injected span (all windows of a standalone attack), a window that misses
-the span is benign, one that cuts it is left out. The held-out split (`injection_heldout`) is not
-read here. scikit-learn is a training dependency only; scoring needs numpy alone.
+the span is benign, one that cuts it is left out. The held-out splits (`injection_heldout`,
+`injection_fresh`) are not read here. scikit-learn is a training dependency only; scoring needs numpy alone.
 """
 
 from __future__ import annotations

@@ -9,8 +9,12 @@ trains it with scikit-learn on the generated corpus, `injection_corpus.py`, data
 
 Long inputs are scored by window: the normalized text is cut into sentences and lines, each window
 is a run of consecutive segments up to WINDOW bytes of UTF-8 (one per starting segment; a longer segment
-is cut into overlapping chunks), and the text's score is its best window's. An instruction hidden in a
-long benign document is then judged on its own, not diluted by the pages around it. The features of
+is cut into overlapping chunks), plus every segment of at least ALONE bytes on its own, and the text's
+score is its best window's. An instruction hidden in a long benign document is then judged on its own, not
+diluted by the pages around it nor by the sentences after it (version 1 had no single-segment windows: a
+hijack followed by a paragraph of contract was read together with it, and held-out recall was 10-30 points
+lower). Segments under ALONE bytes ("Tell me a joke.") are only read with their neighbours: alone, short
+ordinary imperatives looked like attacks and flagged published dialogue. The features of
 a window are the n-grams that start inside it (character n-grams that also end inside it), counted
 and divided by the square root of their number; every window's sum comes from prefix sums, so the
 cost is linear in the text, not in the number of windows.
@@ -40,10 +44,11 @@ import numpy.typing as npt
 from ai_platform.errors import DetectorModelError
 
 MODEL_PATH = Path(__file__).with_name("injection_model.npz")
-FEATURE_VERSION = 1  # bump when featurization changes: a model file of another version is refused
+FEATURE_VERSION = 2  # bump when featurization or windowing changes: a model file of another version is refused
 BITS = 18
 CHAR_NGRAMS = (2, 3, 4, 5)
 WINDOW = 200  # UTF-8 bytes per window (segments are joined up to this)
+ALONE = 48  # UTF-8 bytes: a segment at least this long is also a window of its own
 
 _INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
 # Latin look-alikes from Cyrillic and Greek (Wei et al. 2023's homoglyph smuggling), folded before hashing.
@@ -84,6 +89,8 @@ def windows(norm: str) -> list[tuple[int, int]]:
             j += 1
             total += segments[j][2]
         spans.append((start, segments[j][1]))
+        if j > i and size >= ALONE:  # and the segment alone: an instruction is not diluted by the text after it
+            spans.append((start, end))
     return spans or [(0, len(norm))]
 
 
@@ -179,6 +186,7 @@ def digest(weights: npt.NDArray[np.float32], bias: float, platt_a: float, platt_
 
 def save(path: Path, model: Model) -> None:
     meta = dict(model.meta, feature_version=FEATURE_VERSION, bits=BITS, char_ngrams=list(CHAR_NGRAMS), window=WINDOW)
+    meta["alone"] = ALONE
     meta["sha256"] = digest(model.weights, model.bias, model.platt_a, model.platt_b)
     meta.update(bias=model.bias, platt_a=model.platt_a, platt_b=model.platt_b)
     with path.open("wb") as out:
