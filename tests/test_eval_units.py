@@ -63,6 +63,16 @@ def test_task_recall() -> None:
     assert task_recall(expected, None) == 0.0
 
 
+def test_task_recall_of_a_classification_is_the_share_of_fields_with_the_expected_value() -> None:
+    expected = {"fields": {"kind": "payment"}}
+    assert task_recall(expected, {"kind": "payment"}) == 1.0
+    assert task_recall(expected, {"kind": "penalty"}) == 0.0
+    assert task_recall(expected, {}) == 0.0 and task_recall(expected, None) == 0.0
+    two = {"fields": {"kind": "ip", "risky": True}}
+    assert task_recall(two, {"kind": "ip", "risky": False}) == 0.5
+    assert task_recall(two, {"kind": "ip", "risky": 1}) == 0.5  # JSON's true, not a number equal to it
+
+
 def test_percentile_is_nearest_rank() -> None:
     values = [float(v) for v in range(1, 101)]
     assert (percentile(values, 50), percentile(values, 95), percentile(values, 99)) == (50.0, 95.0, 99.0)
