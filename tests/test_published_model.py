@@ -19,7 +19,7 @@ from fake_hub import FakeHub, git_blob_id, serve_to_client
 from safetensors import safe_open
 
 from ai_platform.config import Quantization
-from ai_platform.demo import published
+from ai_platform.demo import classifier, published
 from ai_platform.demo.cache import build_published
 from ai_platform.errors import (
     PublishedModelLayersError,
@@ -214,3 +214,61 @@ def test_a_chat_template_served_other_than_listed_fails_verification(
         f"chat_template.jinja: git blob {git_blob_id(rewritten)[:12]}… != the hub's git blob id"
         f" {git_blob_id(listed)[:12]}…"
     ]
+
+
+@pytest.mark.slow
+def test_awq_quantizes_the_real_weights_cut_to_2_layers_in_groups_of_64_and_reports_the_gates(
+    published_hub: FakeHub, own_demo_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """quantized_weights on the published model's real tensors (its first 2 decoder layers), pulled from the test
+    hub pinned to a commit, AWQ W4A16 in groups of 64 in the quantize environment through Dagster Pipes, calibrated
+    and scored on the clause classifier's held-out English prose (a small share of it, to stay quick)."""
+    import dagster as dg
+    from test_quantize import CHAIN, QUANTIZE_PYTHON, SERVE_PYTHON, checks, needs_wna16
+
+    from assets.partitions import models_partitions
+    from definitions import defs
+
+    if not (QUANTIZE_PYTHON.is_file() and SERVE_PYTHON.is_file()):
+        pytest.skip("needs `make envs`")
+    needs_wna16()
+    pinned = next(iter(published_hub.commits))
+    add_published_spec(own_demo_repo, pinned)
+    prose = classifier.prose_rows(classifier.opticks_path().read_text(encoding="utf-8"))[:24]
+    (own_demo_repo / classifier.PROSE_FILE).parent.mkdir()
+    (own_demo_repo / classifier.PROSE_FILE).write_text("".join(json.dumps(row) + "\n" for row in prose))
+    path = own_demo_repo / f"models/{SPEC}.yaml"
+    spec = yaml.safe_load(path.read_text())
+    spec["quantization"]["calibration"] = {
+        "path": classifier.PROSE_FOLDER,
+        "samples": 16,
+        "max_seq_len": 128,
+        "holdout_fraction": 0.25,
+    }
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    git(own_demo_repo, "add", "--all")
+    git(own_demo_repo, "commit", "--quiet", "-m", "calibrate on the held-out prose")
+    monkeypatch.setenv("AI_PLATFORM_REPO", str(own_demo_repo))
+    monkeypatch.setenv("AI_PLATFORM_HOME", str(tmp_path / "home"))
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(models_partitions.name, [SPEC])
+        result = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+            instance=instance, partition_key=SPEC, asset_selection=[dg.AssetKey(n) for n in CHAIN], raise_on_error=False
+        )
+    (mat,) = result.asset_materializations_for_node("quantized_weights")  # whatever the gates say of it
+    figures = {k: mat.metadata[k].value for k in ("ppl_base", "ppl_quantized", "ppl_increase", "kl_divergence")}
+    assert figures["ppl_base"] > 1.0 and figures["ppl_quantized"] > 1.0 and figures["kl_divergence"] > 0.0
+    assert mat.metadata["scheme"].value == "W4A16"
+    gates = checks(result)
+    # Two layers of thirty are no language model (held-out perplexity ~8e7, +17% quantized, KL 0.029 when measured):
+    # the gates report the figures and judge them by the spec's budgets, whichever way they fall.
+    ppl, kl = (gates[name].metadata["detail"].value for name in ("perplexity_within_budget", "kl_within_budget"))
+    assert gates["perplexity_within_budget"].passed == (figures["ppl_increase"] <= 0.10)
+    assert gates["kl_within_budget"].passed == (figures["kl_divergence"] <= 0.01)
+    assert ppl.startswith(f"perplexity {figures['ppl_base']:.4f} -> {figures['ppl_quantized']:.4f}")
+    assert kl.startswith(f"mean KL(base || quantized) {figures['kl_divergence']:.5f} per token")
+    folder = Path(mat.metadata["folder"].value)
+    config = json.loads((folder / "config.json").read_text())["quantization_config"]
+    weights = config["config_groups"]["group_0"]["weights"]
+    assert (weights["num_bits"], weights["group_size"], weights["symmetric"]) == (4, 64, False)
+    assert config["ignore"] == ["lm_head"]
