@@ -120,6 +120,7 @@ def test_refuses_a_non_empty_folder(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.published
 def test_with_published_the_repo_ships_the_clause_classifier_beside_the_reviewer(tmp_path: Path) -> None:
     """Opt-in (260 MB more in the repo): the second model's spec loads, its prompt compiles to the corpus's clause
     kinds, every eval case names one, and the held-out prose is English paragraphs from the shipped book."""

@@ -217,6 +217,7 @@ def test_a_chat_template_served_other_than_listed_fails_verification(
 
 
 @pytest.mark.slow
+@pytest.mark.published
 def test_awq_quantizes_the_real_weights_cut_to_2_layers_in_groups_of_64_and_reports_the_gates(
     published_hub: FakeHub, own_demo_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
