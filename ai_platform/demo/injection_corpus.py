@@ -986,6 +986,8 @@ def benign(rng: random.Random, language: str, part: int = 0) -> Sample:
     if ask < 0.55:
         return Sample(registers.benign_void(rng, language), 0, "imperative", language)
     roll = rng.random()
+    if roll < 0.04:
+        return Sample(layout(rng, language), 0, "contract", language)
     if roll < 0.15:
         return Sample(demo.contract(rng, "c", language).text, 0, "contract", language)
     if roll < 0.35:
@@ -2469,3 +2471,56 @@ def payload_sentence(rng: random.Random, language: str) -> str:
     english = language == "en"
     payload = rng.choice(EN_PAYLOAD if english else ZH_PAYLOAD).strip("\"'“”")
     return rng.choice(EN_PAYLOAD_FRAME if english else ZH_PAYLOAD_FRAME).format(p=payload, n=rng.randint(1, 9))
+
+
+# ------------------------------------------------------------------ layout: dot leaders, blanks to fill, trailing ellipses
+# Contracts end in signature blocks with dot or ellipsis leaders, start with a contents list, and people trail
+# off ("Hmm...", "嗯……"). Never seen as benign, the runs of dots became evidence: a Chinese contract with its
+# signature block scored 1.0 and would have been refused.
+
+_LEADERS = ("......", "............", "..............................", "……", "…………", "………………", "....", "___")
+EN_LAYOUT = (
+    "Signed for the Buyer: {l}",
+    "Signed for the Seller: {l}",
+    "Date: {l}",
+    "Witness: {l}",
+    "Name: {l}",
+    "Title: {l}",
+    "Signature {l}",
+    "{n}. Definitions {l} {n}",
+    "{n}. Payment terms {l} {n}",
+    "Schedule {n} {l} page {n}",
+    "Annex {n}: Price list {l} {n}",
+    "Place of signing: {l}",
+)
+ZH_LAYOUT = (
+    "甲方（盖章）：{l}",
+    "乙方（盖章）：{l}",
+    "法定代表人（签字）：{l}",
+    "委托代理人：{l}",
+    "签订日期：{l}",
+    "签订地点：{l}",
+    "第{n}条 定义{l}{n}",
+    "第{n}章 付款{l}{n}",
+    "附件{n} 价格表{l}{n}",
+    "联系电话：{l}",
+    "开户银行：{l}",
+)
+EN_TRAIL = ("Hmm", "Well", "Let me think", "I am not sure", "So", "Anyway", "Maybe", "OK", "Right", "One moment")
+ZH_TRAIL = ("嗯", "这个", "让我想想", "我不太确定", "那么", "好吧", "也许", "稍等", "然后呢")
+
+
+def layout(rng: random.Random, language: str) -> str:
+    """A signature block or a contents list (often after a contract), or a turn that trails off."""
+    english = language == "en"
+    if rng.random() < 0.3:
+        word = rng.choice(EN_TRAIL if english else ZH_TRAIL)
+        return word + rng.choice(("...", "....", "…", "……", "......"))
+    lines = [
+        rng.choice(EN_LAYOUT if english else ZH_LAYOUT).format(l=rng.choice(_LEADERS), n=rng.randint(1, 12))
+        for _ in range(rng.randint(1, 6))
+    ]
+    block = "\n".join(lines)
+    if rng.random() < 0.5:
+        block = demo.contract(rng, "c", language).text + "\n\n" + block
+    return block

@@ -72,8 +72,8 @@ RULES: tuple[Rule, ...] = (
         "override.ignore",
         0.85,
         rf"\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?"
-        # Not "my": "please disregard my earlier message" is a person correcting an e-mail, not an attack.
-        rf"(?:the\s+|your\s+|these\s+|those\s+)?{_EARLIER}\s+{_ORDERS}",
+        # "my earlier message(s)" is a person correcting an e-mail, not an attack; "my previous instructions" is.
+        rf"(?:the\s+|your\s+|these\s+|those\s+|my\s+(?!{_EARLIER}\s+messages?\b))?{_EARLIER}\s+{_ORDERS}",
     ),
     _en(
         "override.everything",
