@@ -67,6 +67,16 @@ def matrix(rows: list[npt.NDArray[np.int64]]) -> Any:
     return m
 
 
+def corpus_sources() -> dict[str, str]:
+    """What the corpus reads from outside this repo, by version: the interpreter (its reference topics,
+    docstrings and licence text) and the dialogue package. Another version is another corpus, so the same
+    code trains another model; the reproduction test says so instead of failing on a checksum."""
+    import platform
+    from importlib.metadata import version
+
+    return {"python": platform.python_version(), "chatterbot-corpus": version("chatterbot-corpus")}
+
+
 def train(c: float = C, stop_df: float = STOP_DF) -> injection_model.Model:
     from scipy.sparse import diags
     from sklearn.linear_model import LogisticRegression
@@ -93,6 +103,7 @@ def train(c: float = C, stop_df: float = STOP_DF) -> injection_model.Model:
         "C": c,
         "stop_df": stop_df,
         "stop_features": int((keep == 0).sum()),
+        "sources": corpus_sources(),
     }
     return injection_model.Model(
         weights, bias, round(float(platt.coef_[0][0]), 6), round(float(platt.intercept_[0]), 6), model.meta | meta
