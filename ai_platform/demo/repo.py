@@ -314,6 +314,8 @@ def init(directory: Path, seed: int = 0, *, published: bool = False, log: Callab
     missing = [name for name in MODEL_FILES if not (model_dir / name).is_file()]
     if missing:
         raise DemoModelCacheError(f"{model_dir}: demo model cache is incomplete (missing {', '.join(missing)})")
+    # The published model before anything is written: a missing package leaves the folder as it was.
+    published_dir, more = published_files(seed, log) if published else (None, {})
 
     directory.mkdir(parents=True, exist_ok=True)
     hub = directory / HUB_FOLDER
@@ -335,8 +337,7 @@ def init(directory: Path, seed: int = 0, *, published: bool = False, log: Callab
         "manifests/contract-qwen2.json": trusted,
         "retrieval/legal_basis.jsonl": _jsonl(corpus.legal_basis()).encode(),
     }
-    if published:
-        published_dir, more = published_files(seed, log)
+    if published_dir is not None:
         target = directory / classifier.HUB_FOLDER
         target.mkdir(parents=True)
         for name in published_module.MODEL_FILES:
