@@ -83,6 +83,23 @@ def test_a_case_naming_a_prompt_the_spec_does_not_serve_is_an_eval_set_error(
         load_cases(snap)
 
 
+@pytest.mark.parametrize("fields", [{}, ["kind"], None])
+def test_a_case_with_malformed_expected_fields_is_an_eval_set_error(
+    own_demo_repo: Path, tmp_path: Path, fields: object
+) -> None:
+    """Scored as a risk review expecting no risks instead, such a case passed any reply that found none."""
+    case = {"id": "x", "vars": {"input_pdf_text": "合同"}, "expected": {"fields": fields}}
+    spec = yaml.safe_load((own_demo_repo / f"models/{MODEL}.yaml").read_text(encoding="utf-8"))
+    commit(
+        own_demo_repo,
+        {"evals/bad.jsonl": json.dumps(case) + "\n"},
+        {"canary": {**spec["canary"], "evals": ["evals/bad.jsonl"]}},
+    )
+    snap = snapshot_model_spec(own_demo_repo, tmp_path / "home", MODEL)
+    with pytest.raises(EvalSetError, match=r"evals/bad.jsonl:1: expected.fields must be a non-empty object"):
+        load_cases(snap)
+
+
 def attack_run(repo: Path, home: Path, reply: str, role: str):
     spec = yaml.safe_load((repo / f"models/{MODEL}.yaml").read_text(encoding="utf-8"))
     if spec["canary"]["evals"] != ["evals/attacks.jsonl"]:

@@ -71,6 +71,9 @@ def test_task_recall_of_a_classification_is_the_share_of_fields_with_the_expecte
     two = {"fields": {"kind": "ip", "risky": True}}
     assert task_recall(two, {"kind": "ip", "risky": False}) == 0.5
     assert task_recall(two, {"kind": "ip", "risky": 1}) == 0.5  # JSON's true, not a number equal to it
+    amount = {"fields": {"amount": 1000, "parties": ["A", "B"], "term": {"months": 12}}}
+    assert task_recall(amount, {"amount": 1000.0, "parties": ["A", "B"], "term": {"months": 12.0}}) == 1.0
+    assert task_recall(amount, {"amount": "1000", "parties": ["B", "A"], "term": {"months": 12, "x": 1}}) == 0.0
 
 
 def test_percentile_is_nearest_rank() -> None:

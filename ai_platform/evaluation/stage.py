@@ -112,6 +112,12 @@ def load_cases(snap: SpecSnapshot) -> list[dict[str, Any]]:
                     f"{where}: prompt {prompt!r} is not one the spec serves ({', '.join(snap.spec.prompts)})"
                 )
             markers(case, where)
+            expected = case.get("expected")
+            if isinstance(expected, dict) and "fields" in expected:
+                fields = expected["fields"]
+                if not isinstance(fields, dict) or not fields:
+                    # else the case would be scored as a risk review expecting no risks: 1.0 for any reply
+                    raise EvalSetError(f"{where}: expected.fields must be a non-empty object (field -> value)")
             seen.add(case["id"])
             cases.append(case)
     if not cases:
