@@ -15,6 +15,7 @@ from ai_platform.logs import Log
 from ai_platform.records import LiveRelease, ModelImage, ModelState, PromptBundle
 from ai_platform.rollout import local
 from ai_platform.serving import state
+from ai_platform.serving.release import restored_spec
 from ai_platform.serving.runtime import Runtime, probe
 from ai_platform.serving.vllm import SERVE_PYTHON, healthy, launch_image
 from ai_platform.specs import SpecSnapshot
@@ -61,10 +62,13 @@ class EmbeddedBackend:
             log(f"evaluating on the live {live.color} server ({digest[:19]}): {what}, no new vLLM")
             yield live.base_url
             return
+        spec = snap.spec
+        if champion and live and live.serving:  # the live server is down: start the champion as it was served
+            spec = restored_spec(spec, live)
         log_path = snap.platform.artifacts_path / "logs" / f"vllm-canary-{digest[7:19]}.log"
         log(f"starting vLLM for {digest[:19]}; its output goes to {log_path}")  # the run log keeps our lines
         started = time.monotonic()
-        with launch_image(snap.platform, snap.spec, image, log_path=log_path) as server:
+        with launch_image(snap.platform, spec, image, log_path=log_path) as server:
             log(f"vLLM ready in {time.monotonic() - started:.0f} s at {server.base_url}")
             yield server.base_url
 

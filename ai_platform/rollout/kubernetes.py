@@ -975,6 +975,11 @@ def candidate_server(
         log(f"evaluating on the live {live.color} Service ({digest[:19]}): same {what}, no new Deployment")
         yield service_url(spec.name, ns)
         return
+    if champion and live and live.serving:  # the champion as it was served, not with the branch's new settings
+        try:
+            platform, spec = restored(platform, spec, live)
+        except ServingError as exc:
+            log(f"the champion's release cannot be rebuilt as it was served ({exc}); the branch's settings are used")
     ref = locate(image, pull=True)
     api = _client()
     core, apps = client.CoreV1Api(), client.AppsV1Api()
