@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ai_platform.detectors.injection import injection_score, injection_signals
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -33,8 +35,10 @@ def test_json_lists_masked_findings_and_the_injection_score() -> None:
         {"kind": "cn_resident_id", "start": 4, "end": 22, "masked": "**************002X"},
         {"kind": "email", "start": 25, "end": 35, "masked": "**@***p.cn"},
     ]
-    assert result["injection_score"] == 0.85
-    assert result["injection_signals"] == [{"rule": "override.ignore", "weight": 0.85}]
+    # what the detector says (its own tests hold it to attacks and benign text): the rule and the learned model
+    assert result["injection_score"] == injection_score(TEXT) >= 0.85
+    assert result["injection_signals"] == [{"rule": r, "weight": w} for r, w in injection_signals(TEXT)]
+    assert {"rule": "override.ignore", "weight": 0.85} in result["injection_signals"]
     assert "11010519491231002X" not in done.stdout and "li@corp.cn" not in done.stdout
 
 
@@ -46,7 +50,8 @@ def test_human_output_from_a_file(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[0] == "pii: 2 finding(s)"
     assert lines[1].split() == ["cn_resident_id", "4-22", "**************002X"]
-    assert "injection score: 0.850" in lines and any(line.split()[0] == "override.ignore" for line in lines[4:])
+    assert f"injection score: {injection_score(TEXT):.3f}" in lines
+    assert any(line.split()[0] == "override.ignore" for line in lines[4:])
 
 
 def test_clean_text_exits_zero_with_nothing_found() -> None:
