@@ -23,10 +23,8 @@ from __future__ import annotations
 import argparse
 import glob
 import statistics
-import subprocess
 import sys
 import time
-import types
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -37,7 +35,7 @@ from ai_platform.demo import corpus as demo  # noqa: E402
 from ai_platform.demo import injection_corpus, injection_fresh, injection_heldout  # noqa: E402
 from ai_platform.demo.injection_corpus import Sample  # noqa: E402
 from ai_platform.detectors.injection import injection_score  # noqa: E402
-from benchmarks.support import SMOKE_HELP  # noqa: E402
+from benchmarks.support import SMOKE_HELP, module_at  # noqa: E402
 
 BASELINE_COMMIT = "0d9ea90"  # the last injection.py before the learned model: the rules alone
 THRESHOLD = 0.8  # guards.injection.threshold's default: at or over it, the gateway refuses the input
@@ -45,17 +43,7 @@ EVAL_SEED = 3  # the training family at a seed that is neither TRAIN_SEED nor CA
 
 
 def rules_only(commit: str = BASELINE_COMMIT) -> Callable[[str], float]:
-    source = subprocess.run(
-        ["git", "show", f"{commit}:ai_platform/detectors/injection.py"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    module = types.ModuleType(f"injection_{commit}")
-    sys.modules[module.__name__] = module  # dataclasses look their module up
-    exec(compile(source, f"injection.py@{commit}", "exec"), module.__dict__)
-    score: Callable[[str], float] = module.injection_score
+    score: Callable[[str], float] = module_at(commit, "ai_platform/detectors/injection.py").injection_score
     return score
 
 

@@ -26,10 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 import sys
 import time
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from ai_platform.demo import corpus as demo  # noqa: E402
 from ai_platform.detectors.pii import find_pii  # noqa: E402
-from benchmarks.support import SMOKE_HELP  # noqa: E402
+from benchmarks.support import SMOKE_HELP, module_at  # noqa: E402
 from benchmarks.support.pii_corpus import (  # noqa: E402
     IBAN_LOCALES,
     LOCALES,
@@ -55,17 +53,7 @@ FLOOR = re.compile(r"[0-9][0-9 .-]{11,}[0-9Xx]")
 
 
 def previous(commit: str = BASELINE_COMMIT, path: str = "ai_platform/evaluation/pii.py") -> Callable[[str], list[Any]]:
-    source = subprocess.run(
-        ["git", "show", f"{commit}:{path}"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    module = types.ModuleType(f"pii_{commit}")
-    sys.modules[module.__name__] = module  # dataclasses look their module up
-    exec(compile(source, f"pii.py@{commit}", "exec"), module.__dict__)
-    scan: Callable[[str], list[Any]] = module.find_pii
+    scan: Callable[[str], list[Any]] = module_at(commit, path).find_pii
     return scan
 
 
