@@ -12,10 +12,13 @@ export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_UPDATE_CHECK := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: envs demo demo-stop test test-published check lint typecheck format ui validate clean system-deps
+.PHONY: envs test-setup demo demo-stop test test-published check lint typecheck format ui validate clean system-deps
 
 envs:
 	@$(MAKE) --no-print-directory -j3 .venv/.installed .venvs/serve/.installed .venvs/quantize/.installed
+
+test-setup:
+	@$(MAKE) --no-print-directory -j4 .venv/.installed .venvs/serve/.installed .venvs/quantize/.installed system-deps
 
 .venv/.installed: requirements/platform.lock pyproject.toml
 	@echo "creating the platform environment (.venv)"
@@ -65,10 +68,13 @@ system-deps:
 # (pytest-xdist; every worker starts its own registry, redis and PostgreSQL on free ports), then
 # the ones that start vLLM, train or quantize in one process, so they share one vLLM server and
 # do not fight over the 2 cores. Both always run; make test fails if either failed.
-test: envs lint typecheck system-deps
-	.venv/bin/dagster definitions validate -w workspace.yaml
+# The system packages install beside the three environments; the type check and the Dagster definitions'
+# validation run beside the first test run, as in make check.
+test: test-setup lint
 	status=0; \
+	( .venv/bin/mypy && .venv/bin/dagster definitions validate -w workspace.yaml ) & static=$$!; \
 	.venv/bin/pytest -n 2 -m "not vllm and not slow" || status=$$?; \
+	wait $$static || status=$$?; \
 	.venv/bin/pytest -m "(vllm or slow) and not published" || status=$$?; \
 	exit $$status
 

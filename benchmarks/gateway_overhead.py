@@ -201,8 +201,8 @@ SIDES = ("direct", "pass-through", "gateway")
 
 
 @contextmanager
-def passthrough_process(upstream: str) -> Iterator[str]:
-    """benchmarks/support/passthrough.py in front of `upstream` on a free port; its URL once it answers."""
+def passthrough_process(upstream: str) -> Iterator[tuple[str, int]]:
+    """benchmarks/support/passthrough.py in front of `upstream` on a free port; its URL and PID once it answers."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -212,7 +212,7 @@ def passthrough_process(upstream: str) -> Iterator[str]:
     try:
         if not answering(f"{url}/healthz", 30):
             raise SystemExit("the pass-through proxy did not start")
-        yield url
+        yield url, process.pid
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -239,7 +239,7 @@ def versus(rounds: list[dict[str, Side]], ours: str, base: str) -> tuple[float, 
 def run(args: argparse.Namespace, upstream: str, home: Path) -> int:
     model = served_model(upstream)
     key = configure(home, upstream, model)
-    with gateway_process(home) as (gateway, pid), passthrough_process(upstream) as hop:
+    with gateway_process(home) as (gateway, pid), passthrough_process(upstream) as (hop, hop_pid):
         sides = {"direct": (upstream, {}), "pass-through": (hop, {})}
         sides["gateway"] = (gateway, {"Authorization": f"Bearer {key}"})
         for name, (url, headers) in sides.items():  # warm-up: connections, the gateway's imports and caches
@@ -250,7 +250,7 @@ def run(args: argparse.Namespace, upstream: str, home: Path) -> int:
         settled(gateway)
         steps_before = histogram_totals(gateway, STEP_METRIC, "step")
         whole_before = histogram_totals(gateway, REQUEST_METRIC, None)
-        cpu_before = cpu_seconds(pid)
+        cpu_before, hop_cpu_before = cpu_seconds(pid), cpu_seconds(hop_pid)
         rounds: list[dict[str, Side]] = []
         for r in range(args.rounds):
             order = SIDES[r % 3 :] + SIDES[: r % 3]  # each side first, second and last in turn
@@ -259,7 +259,7 @@ def run(args: argparse.Namespace, upstream: str, home: Path) -> int:
                 url, headers = sides[name]
                 measured[name] = asyncio.run(closed_loop(url, headers, model, args.clients, args.requests))
             rounds.append(measured)
-        cpu = cpu_seconds(pid) - cpu_before
+        cpu, hop_cpu = cpu_seconds(pid) - cpu_before, cpu_seconds(hop_pid) - hop_cpu_before
         steps = delta(histogram_totals(gateway, STEP_METRIC, "step"), steps_before)
         whole = delta(histogram_totals(gateway, REQUEST_METRIC, None), whole_before)
     failures = [f for measured in rounds for side in measured.values() for f in side.failures]
@@ -299,6 +299,9 @@ def run(args: argparse.Namespace, upstream: str, home: Path) -> int:
             f"the gateway's CPU time (user + system, all its threads): {cpu / gateway_requests * 1000:.1f} ms per"
             " request (on a CPU-bound machine, time the model server does not get)"
         )
+    hop_requests = sum(len(m["pass-through"].latencies) for m in rounds)
+    if hop_requests:
+        print(f"the pass-through's CPU time: {hop_cpu / hop_requests * 1000:.1f} ms per request")
     if whole.get(""):
         total, count = whole[""]
         print(f"the gateway's own request duration (its /metrics): mean {total / count * 1000:.1f} ms over {count:.0f}")

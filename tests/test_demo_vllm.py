@@ -70,3 +70,18 @@ def test_schema_is_enforced_not_just_followed(demo_vllm) -> None:
     schema["properties"]["reason"]["maxLength"] = 40
     choice = ask(demo_vllm.base_url, "第1条 甲方可随时解除本合同且无需承担任何责任。", schema)["choices"][0]
     jsonschema.validate(json.loads(choice["message"]["content"]), schema)
+
+
+def test_a_cpu_model_server_yields_the_cores_to_the_gateway(demo_vllm) -> None:
+    """vLLM on CPU runs at CPU_NICE, and so do the engine and worker processes it starts: on a machine it shares
+    with the gateway, the gateway's short work on every request's path does not wait behind the model's."""
+    import os
+
+    from ai_platform.serving.vllm import CPU_NICE
+
+    root = demo_vllm.process.pid
+    children = Path(f"/proc/{root}/task/{root}/children").read_text().split()
+    assert children, "vLLM started no engine process"
+    ours = os.getpriority(os.PRIO_PROCESS, 0)  # the rest of the machine (this test) keeps its own
+    for pid in [root, *map(int, children)]:
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, ours + CPU_NICE), f"pid {pid}"

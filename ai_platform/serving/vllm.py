@@ -43,6 +43,11 @@ SERVE_PYTHON = Path(__file__).resolve().parents[2] / ".venvs" / "serve" / "bin" 
 CPU_BLOCK_MULTIPLE = 32  # vLLM CPU_ATTN kernel: "No common block size for 16 (CPU_ATTN: [MultipleOf(32)])"
 VLLM_ENTRYPOINT = "vllm.entrypoints.openai.api_server"  # what `launch` runs, as `python -m`
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+# A model server on CPU shares the cores with the gateway in front of it (and the platform's own runs). It runs at a
+# lower scheduling priority: its compute (and the engine's busy-polling of its shared-memory queues) otherwise makes
+# the gateway's short bursts on every request's path (parse, guards, journal fsync) wait for a core. Alone on the
+# machine it loses nothing; docs/serving.md has the measurement (benchmarks/gateway_overhead.py).
+CPU_NICE = 10
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -117,6 +122,13 @@ def _reset_signals() -> None:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(sig, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
+
+def _cpu_server() -> None:
+    """The child's set-up for a model server on CPU: default signals, and the priority of CPU_NICE (inherited by
+    vLLM's engine and worker processes)."""
+    _reset_signals()
+    os.nice(CPU_NICE)
 
 
 @dataclass
@@ -297,7 +309,7 @@ def launch(
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         env=env,
-        preexec_fn=_reset_signals,
+        preexec_fn=_cpu_server if device == "cpu" else _reset_signals,
         process_group=0,
     )
     server = VllmServer(process, f"http://{host}:{port}", name, log_path, Path(model_dir))
