@@ -85,3 +85,25 @@ def test_a_label_stored_meanwhile_with_the_same_key_decides(tmp_path: Path, stor
     assert (retried.duplicates, retried.conflicts) == ((1, 0) if outcome == "duplicate" else (0, 1))
     quarantine = state(wh)["quarantine"]
     assert quarantine == ([] if outcome == "duplicate" else [(2, CONFLICT)])
+
+
+@pytest.mark.parametrize(("second", "outcome"), [("missed_risk", "duplicate"), ("correct", "conflict")])
+def test_two_waiting_labels_with_the_same_key_are_accepted_once(tmp_path: Path, second: str, outcome: str) -> None:
+    """Both wait for the same generation: the first to arrive is accepted, the other is a duplicate or a conflict
+    (both were accepted, so the key was stored twice and a conflict went unseen)."""
+    wh = warehouse(tmp_path / "w.duckdb", ids=[])
+    ingest_file(labels(tmp_path, "first.csv", "gen-x,ana,missed_risk,,2026-01-05T10:00:00Z"), wh)
+    # the same key written another way (a file with the same bytes would be skipped as already ingested)
+    ingest_file(labels(tmp_path, "second.csv", f"gen-x,ana,{second},,2026-01-05T10:00:00+00:00"), wh)
+    log_generation(wh, "gen-x")
+    retried = retry(wh)
+    assert (retried.accepted, retried.duplicates, retried.conflicts) == (
+        (1, 1, 0) if outcome == "duplicate" else (1, 0, 1)
+    )
+    after = state(wh)
+    assert after["labels"] == [("gen-x", "missed_risk")], "the first to arrive is the label"
+    assert after["quarantine"] == ([] if outcome == "duplicate" else [(2, CONFLICT)])
+    assert after["pending"] == 0
+    files = wh.query("SELECT source_file, accepted, quarantined, duplicates, rows_in FROM feedback_files ORDER BY 1")[1]
+    assert [row[1:] for row in files] == [(1, 0, 0, 1), (0, 1, 0, 1) if outcome == "conflict" else (0, 0, 1, 1)]
+    assert retry(wh).accepted == 0, "accepted once"

@@ -24,17 +24,33 @@ import duckdb
 from ai_platform.feedback.checks import CONFLICT, PENDING_HOURS, UNKNOWN_GENERATION
 from ai_platform.warehouse import Warehouse
 
+# Pending labels can share a key (the same row in two files, or a reviewer's two answers, both
+# early): without a stored label, the first to arrive is accepted and the others are compared
+# with it, as rows of one file are (validate.REPEATS).
 READY = f"""
 CREATE OR REPLACE TEMP TABLE fb_ready AS
-SELECT p.*,
+WITH known AS (
+    SELECT p.*,
+           row_number() OVER w AS nth,
+           first_value(p.label) OVER w AS first_label,
+           first_value(p.comment) OVER w AS first_comment
+    FROM feedback_pending p
+    WHERE EXISTS (SELECT 1 FROM generations g WHERE g.generation_id = p.generation_id)
+    WINDOW w AS (PARTITION BY p.generation_id, p.reviewer, p.labeled_at
+                 ORDER BY p.first_seen_at, p.source_sha256, p.source_line
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+)
+SELECT p.* EXCLUDE (nth, first_label, first_comment),
        CASE WHEN NOT EXISTS (SELECT 1 FROM feedback_labels s WHERE s.generation_id = p.generation_id
-                             AND s.reviewer = p.reviewer AND s.labeled_at = p.labeled_at) THEN 'accepted'
+                             AND s.reviewer = p.reviewer AND s.labeled_at = p.labeled_at)
+            THEN CASE WHEN p.nth = 1 THEN 'accepted'
+                      WHEN p.label = p.first_label AND p.comment IS NOT DISTINCT FROM p.first_comment THEN 'duplicate'
+                      ELSE 'conflict' END
             WHEN EXISTS (SELECT 1 FROM feedback_labels s WHERE s.generation_id = p.generation_id
                          AND s.reviewer = p.reviewer AND s.labeled_at = p.labeled_at
                          AND s.label = p.label AND s.comment IS NOT DISTINCT FROM p.comment) THEN 'duplicate'
             ELSE 'conflict' END AS outcome
-FROM feedback_pending p
-WHERE EXISTS (SELECT 1 FROM generations g WHERE g.generation_id = p.generation_id)
+FROM known p
 UNION ALL
 SELECT p.*, 'expired' AS outcome
 FROM feedback_pending p
