@@ -138,7 +138,8 @@ def test_the_model_never_reads_the_vocabulary_rules_words() -> None:
         if rule.topic:
             assert rule.name.removeprefix("role.") in injection_model.TOPIC_WORDS or rule.view == "raw"
     model = injection_model.shipped()
-    for topic in ("system prompt", "Developer Mode", "jailbroken", "DAN", "系 统 提 示", "越狱"):
+    topics = ("system prompt", "Developer Mode", "god  mode", "jailbroken", "Do Anything Now", "DAN")
+    for topic in (*topics, "系 统 提 示", "开发者模式", "越狱", "上帝模式"):
         assert model.score(f"Our {topic} guidelines are reviewed quarterly.") == pytest.approx(
             model.score("Our guidelines are reviewed quarterly.")
         )

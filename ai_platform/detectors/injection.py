@@ -72,10 +72,10 @@ def _zh(name: str, weight: float, pattern: str) -> Rule:
 
 def _topic(name: str, weight: float) -> Rule:
     """A vocabulary rule on one of the model's TOPIC_WORDS (the model itself never reads them)."""
-    pattern = injection_model.TOPIC_WORDS[name]
+    alternatives = injection_model.TOPIC_WORDS[name]
     if name.startswith("zh_"):
-        return Rule(f"role.{name}", weight, re.compile(pattern), view="compact", topic=True)
-    return Rule(f"role.{name}", weight, re.compile(pattern, re.MULTILINE), topic=True)
+        return Rule(f"role.{name}", weight, re.compile("|".join(alternatives)), view="compact", topic=True)
+    return Rule(f"role.{name}", weight, re.compile("|".join(rf"\b{a}" for a in alternatives)), topic=True)
 
 
 _EARLIER = r"(?:previous|prior|above|preceding|earlier|foregoing|original|initial|system|developer)"

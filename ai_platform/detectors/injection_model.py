@@ -69,32 +69,38 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 _SHIFT = np.uint64(64 - BITS)
 
 
-def _spaced(chinese: str) -> str:
-    """A Chinese alternation that also matches with whitespace between the characters ("开 发 者")."""
-    return "|".join(r"\s*".join(word) for word in chinese.split("|"))
-
-
 # Topic words: the names of the attacks, which benign text about security uses just as often ("the router's
 # developer mode", "our system prompt guidelines", "jailbreak detection"). The vocabulary rules of
-# `injection.py` read them (TOPIC_WORDS is their one source); the model does not: `prepare` deletes them, in
-# training and in scoring alike, so the model's score is evidence of an instruction apart from the topic, and
-# the two are not counted twice. Upper-case "DAN" is read in the text as written ("Dan" is a name).
-TOPIC_WORDS: dict[str, str] = {
-    "system_prompt": r"\bsystem\s+prompt\b",
-    "developer_mode": r"\b(?:developer|god)\s+mode\b",  # not "debug/admin mode": software contracts
-    "jailbreak": r"\bjailbr(?:eak|oken)\w*|\bdo\s+anything\s+now\b",
-    "zh_system_prompt": "系统提示",
-    "zh_developer_mode": "开发者模式|越狱|上帝模式",
+# `injection.py` read them (TOPIC_WORDS is their one source: each alternative with a word boundary before it);
+# the model does not: `prepare` deletes them, in training and in scoring alike, so the model's score is evidence
+# of an instruction apart from the topic, and the two are not counted twice. Upper-case "DAN" is read in the
+# text as written ("Dan" is a name).
+TOPIC_WORDS: dict[str, tuple[str, ...]] = {
+    "system_prompt": (r"system\s+prompt\b",),
+    "developer_mode": (r"(?:developer|god)\s+mode\b",),  # not "debug/admin mode": software contracts
+    "jailbreak": (r"jailbr(?:eak|oken)\w*", r"do\s+anything\s+now\b"),
+    "zh_system_prompt": ("系统提示",),
+    "zh_developer_mode": ("开发者模式", "越狱", "上帝模式"),
 }
 TOPIC_CASED = r"\bDAN\b"
-_TOPIC = re.compile("|".join(_spaced(p) if n.startswith("zh_") else p for n, p in TOPIC_WORDS.items()))
+# One pattern per alternative, each starting with a literal so that the regex engine skips ahead to it (an
+# alternation, or a leading \b, is tried at every position: 0.3 ms per 4 KB instead of 0.04). Without the
+# leading \b a word that merely ends in a topic word loses it too: the model may read less, never more.
+# Chinese ones also match with whitespace between the characters ("开 发 者").
+_TOPIC = tuple(
+    re.compile(r"\s*".join(alt) if name.startswith("zh_") else alt)
+    for name, alts in TOPIC_WORDS.items()
+    for alt in alts
+)
 _TOPIC_CASED = re.compile(TOPIC_CASED)
 
 
 def prepare(text: str) -> str:
     """NFKC, invisible characters out, look-alike letters folded, topic words out, lowercase, spaces collapsed."""
     text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
-    text = _TOPIC.sub(" ", _TOPIC_CASED.sub(" ", text.translate(_CONFUSABLES)).lower())
+    text = _TOPIC_CASED.sub(" ", text.translate(_CONFUSABLES)).lower()
+    for topic in _TOPIC:
+        text = topic.sub(" ", text)
     return re.sub(r"[^\S\n]+", " ", text)
 
 
