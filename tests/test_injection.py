@@ -88,7 +88,7 @@ def test_contract_language_near_the_rules_scores_low(text: str) -> None:
 
 # Benign sentences about security that name the attacks, written for this test (no split's text). Before the
 # model stopped reading the topic words, the rule and the model counted the same words twice: the first scored
-# 0.82 and the second 0.998, and every other one 0.6-0.9 from its vocabulary alone.
+# 0.82 and the second 0.998, and every other one 0.5-0.9 from its vocabulary alone.
 SECURITY_TOPICS = [
     "The developer mode of the router is documented in section 4.",
     "Our system prompt guidelines are reviewed quarterly.",
@@ -129,7 +129,7 @@ TOPIC_ATTACKS = [
 def test_instructions_that_name_the_topics_are_refused(text: str) -> None:
     signals = dict(injection_signals(text))
     assert injection_score(text) >= 0.8, signals
-    assert any(signals.get(name, 0.0) > 0 for name in TOPIC_RULES) or "model.classifier" in signals, signals
+    assert any(signals.get(name, 0.0) > 0 for name in TOPIC_RULES), signals  # the gate opened: the topic counts
 
 
 def test_the_model_never_reads_the_vocabulary_rules_words() -> None:
