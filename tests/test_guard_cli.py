@@ -54,6 +54,15 @@ def test_human_output_from_a_file(tmp_path: Path) -> None:
     assert any(line.split()[0] == "override.ignore" for line in lines[4:])
 
 
+def test_a_topic_word_alone_is_listed_at_weight_zero() -> None:
+    # Written for this test: a sentence about a device, not to the assistant (it scored 0.82 before).
+    done = run("--text", "The developer mode of the router is documented in section 4.", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["injection_score"] < 0.2
+    assert {"rule": "role.developer_mode", "weight": 0.0} in result["injection_signals"]
+
+
 def test_clean_text_exits_zero_with_nothing_found() -> None:
     done = run("--text", "合同编号HT-7870，价款300000元，于2026年1月5日前支付。", "--json")
     assert done.returncode == 0

@@ -1,22 +1,30 @@
 """Prompt-injection score for inputs (the contract text a user sends), offline: rules and a learned model.
 
 `injection_score(text)` is the one entry point; the canary eval and the gateway's guard both call it.
-It combines two kinds of evidence as independent signals, 1 - Π(1 - w), so more evidence never lowers
-the score and one strong signal alone already scores ≥ 0.5:
+It combines independent signals, 1 - Π(1 - w), so more evidence never lowers the score and one strong
+signal alone already scores ≥ 0.5. Signals are independent only if they read different things, so the
+attacks' names are read by one side alone:
 
-- Weighted rules (below). Each rule's weight is roughly how sure we are that the phrase is an attack and
-  not contract language: phrases no contract contains ("ignore the previous instructions", chat-template
-  tokens) weigh 0.7-0.9, phrases a contract may contain innocently ("act as", "扮演") weigh 0.3-0.4, so
-  they only count together with something else. Every rule that fires is listed (`injection_signals`),
-  which a reviewer can check against the text.
+- Structural rules (below): the forms of an attack. Each rule's weight is roughly how sure we are that the
+  phrase is an attack and not contract language: phrases no contract contains ("ignore the previous
+  instructions", chat-template tokens, "print your system prompt") weigh 0.7-0.9, phrases a contract may
+  contain innocently ("act as", "扮演") weigh 0.3-0.4, so they only count together with something else.
+- Vocabulary rules (`topic=True`): the attacks' names ("system prompt", "developer mode", "jailbreak",
+  "DAN", 系统提示, 越狱), which benign text about security uses as often as an attack does. They count only
+  when the model alone scores the text at least TOPIC_GATE (0.8), i.e. when it sees an instruction to the
+  assistant there, and then raise its score; otherwise they are listed at weight 0. Alone, or with a weak
+  model score, they never reach the threshold.
 - The classifier (`injection_model`): a logistic regression on hashed character and word n-grams,
   trained on a generated corpus of the published attack classes in Chinese and English
   (data/injection/README.md), scored per window of the text (the best window counts, so an instruction
   hidden in a long document is judged on its own) and calibrated (Platt) so that its 0.8 means about
-  80% of calibration windows scoring there were injections. It is listed as the signal
-  `model.classifier` when it reaches MODEL_FLOOR; below, a benign text keeps the score the rules give it.
-  It catches the paraphrases, layouts and encodings the rules do not name; the rules keep what they
-  catch exactly, whatever the model says.
+  80% of calibration windows scoring there were injections. It never reads the vocabulary rules' words
+  (`injection_model.TOPIC_WORDS` are deleted before its features, in training too), so its score and a
+  vocabulary rule are separate evidence, not one word counted twice (before, "Our system prompt
+  guidelines are reviewed quarterly" scored 0.998). It is listed as the signal `model.classifier` when it
+  reaches MODEL_FLOOR; below, a benign text keeps the score the rules give it. It catches the
+  paraphrases, layouts and encodings the rules do not name; the structural rules keep what they catch
+  exactly, whatever the model says.
 
 Limits: both read surface form. Languages other than Chinese and English, attacks spread thin over many
 windows, and wordings far from the corpus's classes get past them, and neither judges intent. Where that
@@ -51,6 +59,7 @@ class Rule:
     weight: float
     pattern: re.Pattern[str]
     view: str = "spaced"  # which normalized view it searches: spaced, compact (no whitespace) or raw (NFKC, case kept)
+    topic: bool = False  # a vocabulary rule: counts only when the model sees an instruction (TOPIC_GATE)
 
 
 def _en(name: str, weight: float, pattern: str) -> Rule:
@@ -59,6 +68,14 @@ def _en(name: str, weight: float, pattern: str) -> Rule:
 
 def _zh(name: str, weight: float, pattern: str) -> Rule:
     return Rule(name, weight, re.compile(pattern), view="compact")
+
+
+def _topic(name: str, weight: float) -> Rule:
+    """A vocabulary rule on one of the model's TOPIC_WORDS (the model itself never reads them)."""
+    alternatives = injection_model.TOPIC_WORDS[name]
+    if name.startswith("zh_"):
+        return Rule(f"role.{name}", weight, re.compile("|".join(alternatives)), view="compact", topic=True)
+    return Rule(f"role.{name}", weight, re.compile("|".join(rf"\b{a}" for a in alternatives)), topic=True)
 
 
 _EARLIER = r"(?:previous|prior|above|preceding|earlier|foregoing|original|initial|system|developer)"
@@ -101,14 +118,15 @@ RULES: tuple[Rule, ...] = (
         "role.you_are_now", 0.6, r"\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(?:to\s+be|you\s+are)\b"
     ),
     _en("role.act_as", 0.3, r"\b(?:act|behave)\s+as\s+(?:an?\s+|my\s+)?(?!agent\b|the\s+agent\b)\w+"),
-    _en("role.system_prompt", 0.6, r"\bsystem\s+prompt\b"),
-    _en("role.developer_mode", 0.7, r"\b(?:developer|god)\s+mode\b"),  # not "debug/admin mode": software contracts
-    _en("role.jailbreak", 0.7, r"\bjailbr(?:eak|oken)\w*|\bdo\s+anything\s+now\b"),
-    Rule("role.dan", 0.5, re.compile(r"\bDAN\b"), view="raw"),  # upper case only: "Dan" is a name
+    # Vocabulary: the attacks' names, which benign text about security uses too (topic=True: see TOPIC_GATE).
+    _topic("system_prompt", 0.6),
+    _topic("developer_mode", 0.7),
+    _topic("jailbreak", 0.7),
+    Rule("role.dan", 0.5, re.compile(injection_model.TOPIC_CASED), view="raw", topic=True),  # "Dan" is a name
     _zh("role.zh_you_are_now", 0.6, r"你现在是|从现在(?:开始|起)你|假装你是|你不再是"),
     _zh("role.zh_act_as", 0.3, r"扮演"),
-    _zh("role.zh_system_prompt", 0.6, r"系统提示"),
-    _zh("role.zh_developer_mode", 0.7, r"开发者模式|越狱|上帝模式"),
+    _topic("zh_system_prompt", 0.6),
+    _topic("zh_developer_mode", 0.7),
     # Prompt exfiltration: asks the model to leak its instructions.
     _en(
         "exfiltration.reveal",
@@ -165,6 +183,13 @@ RULES: tuple[Rule, ...] = (
 
 # Below this the classifier's opinion is not listed (nor counted): a benign text keeps a score of 0.
 MODEL_FLOOR = 0.2
+# A vocabulary rule (topic=True) counts only when the model, which never reads the topic words, scores the text
+# at least this, the calibrated level at which the model alone calls it an injection. A topic word says what an
+# instruction is about, not that there is one: it sharpens the model's verdict, it never makes one. Below, the
+# rule is listed at weight 0 ("developer mode" in a router manual is a topic, not an attack). A lower gate (0.5,
+# "more likely than not") let a weak model score and a topic word flag prose about security: that prose is
+# itself half-way instruction-like to the model (rules, guidelines, settings), so the two are not independent.
+TOPIC_GATE = 0.8
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
 
@@ -192,7 +217,8 @@ def _base64_blobs(raw: str) -> list[str]:
 
 
 def injection_signals(text: str) -> list[tuple[str, float]]:
-    """The rules that fire on `text`, each once, as (name, weight), strongest first."""
+    """The rules that fire on `text` and the model's score, each once, as (name, weight), strongest first; a
+    vocabulary rule whose text the model does not read as an instruction is listed with weight 0."""
     return sorted(_signals(text, depth=0).items(), key=lambda s: (-s[1], s[0]))
 
 
@@ -200,11 +226,15 @@ def _signals(text: str, depth: int) -> dict[str, float]:
     spaced, hidden = normalize(text)
     raw = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
     views = {"spaced": spaced, "compact": re.sub(r"\s+", "", spaced), "raw": raw}
-    found = {rule.name: rule.weight for rule in RULES if rule.pattern.search(views[rule.view])}
+    model = injection_model.shipped().score(text)
+    found = {
+        rule.name: 0.0 if rule.topic and model < TOPIC_GATE else rule.weight
+        for rule in RULES
+        if rule.pattern.search(views[rule.view])
+    }
     if hidden:
         # A stray BOM or ZWSP from copy-paste is common; many are not.
         found["hidden.invisible_chars"] = 0.6 if hidden >= 3 else 0.3
-    model = injection_model.shipped().score(text)
     if model >= MODEL_FLOOR:
         found["model.classifier"] = round(model, 6)
     blobs = _base64_blobs(views["raw"])
@@ -225,7 +255,7 @@ def combine(weights: list[float]) -> float:
 
 
 def injection_score(text: str) -> float:
-    """In [0, 1]: 1 - Π(1 - w) over the rules that fire."""
+    """In [0, 1]: 1 - Π(1 - w) over the signals (a vocabulary rule below TOPIC_GATE weighs 0)."""
     return round(combine([weight for _, weight in injection_signals(text)]), 6)
 
 

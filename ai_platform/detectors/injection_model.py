@@ -7,6 +7,12 @@ CRC-32 of the Latin word unigrams and bigrams), the weights are one float32 arra
 package (`injection_model.npz`, written by `python -m ai_platform.demo.injection_train`, which
 trains it with scikit-learn on the generated corpus, `injection_corpus.py`, data/injection/README.md).
 
+The model never reads the attacks' names (`TOPIC_WORDS`: "system prompt", "developer mode", "jailbreak",
+"DAN", 系统提示, 越狱...): `prepare` deletes them before the features, in training and in scoring (feature
+version 3), so what it learns is the form of an instruction to the assistant, and `injection.py`'s vocabulary
+rules, which do read them, are separate evidence (version 2 read them too, and a sentence about a "system
+prompt" scored up to 1.0 from the topic alone).
+
 Long inputs are scored by window: the normalized text is cut into sentences and lines, each window
 is a run of consecutive segments up to WINDOW bytes of UTF-8 (one per starting segment; a longer segment
 is cut into overlapping chunks), plus every segment of at least ALONE bytes on its own, and the text's
@@ -44,7 +50,7 @@ import numpy.typing as npt
 from ai_platform.errors import DetectorModelError
 
 MODEL_PATH = Path(__file__).with_name("injection_model.npz")
-FEATURE_VERSION = 2  # bump when featurization or windowing changes: a model file of another version is refused
+FEATURE_VERSION = 3  # bump when featurization or windowing changes: a model file of another version is refused
 BITS = 18
 CHAR_NGRAMS = (2, 3, 4, 5)
 WINDOW = 200  # UTF-8 bytes per window (segments are joined up to this)
@@ -63,10 +69,39 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 _SHIFT = np.uint64(64 - BITS)
 
 
+# Topic words: the names of the attacks, which benign text about security uses just as often ("the router's
+# developer mode", "our system prompt guidelines", "jailbreak detection"). The vocabulary rules of
+# `injection.py` read them (TOPIC_WORDS is their one source: each alternative with a word boundary before it);
+# the model does not: `prepare` deletes them, in training and in scoring alike, so the model's score is evidence
+# of an instruction apart from the topic, and the two are not counted twice. Upper-case "DAN" is read in the
+# text as written ("Dan" is a name).
+TOPIC_WORDS: dict[str, tuple[str, ...]] = {
+    "system_prompt": (r"system\s+prompt\b",),
+    "developer_mode": (r"(?:developer|god)\s+mode\b",),  # not "debug/admin mode": software contracts
+    "jailbreak": (r"jailbr(?:eak|oken)\w*", r"do\s+anything\s+now\b"),
+    "zh_system_prompt": ("系统提示",),
+    "zh_developer_mode": ("开发者模式", "越狱", "上帝模式"),
+}
+TOPIC_CASED = r"\bDAN\b"
+# One pattern per alternative, each starting with a literal so that the regex engine skips ahead to it (an
+# alternation, or a leading \b, is tried at every position: 0.3 ms per 4 KB instead of 0.04). Without the
+# leading \b a word that merely ends in a topic word loses it too: the model may read less, never more.
+# Chinese ones also match with whitespace between the characters ("开 发 者").
+_TOPIC = tuple(
+    re.compile(r"\s*".join(alt) if name.startswith("zh_") else alt)
+    for name, alts in TOPIC_WORDS.items()
+    for alt in alts
+)
+_TOPIC_CASED = re.compile(TOPIC_CASED)
+
+
 def prepare(text: str) -> str:
-    """NFKC, invisible characters out, look-alike letters folded, lowercase, runs of spaces collapsed."""
+    """NFKC, invisible characters out, look-alike letters folded, topic words out, lowercase, spaces collapsed."""
     text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
-    return re.sub(r"[^\S\n]+", " ", text.translate(_CONFUSABLES).lower())
+    text = _TOPIC_CASED.sub(" ", text.translate(_CONFUSABLES)).lower()
+    for topic in _TOPIC:
+        text = topic.sub(" ", text)
+    return re.sub(r"[^\S\n]+", " ", text)
 
 
 def windows(norm: str) -> list[tuple[int, int]]:
