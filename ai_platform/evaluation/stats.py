@@ -33,8 +33,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
-from scipy.optimize import brentq
 
 POWER = 0.8  # what the sample sizes plan for
 PLANNING_SD = math.sqrt(2 * 0.9 * 0.1)  # of one case's paired difference, for metrics in [0, 1]
@@ -59,6 +57,8 @@ class Estimate:
 
 def rate(successes: int, n: int, side: Side, bound: float, confidence: float) -> Estimate:
     """A pass/fail rate against a fixed bound: exact binomial test, Clopper-Pearson bounds."""
+    from scipy import stats  # here, not at the top: importing scipy takes seconds, and few callers judge
+
     alternative = "greater" if side == "min" else "less"  # what passing the gate claims
     p = stats.binomtest(successes, n, min(max(bound, 0.0), 1.0), alternative=alternative).pvalue
     # Each end of the two-sided interval at 2c - 1 is the one-sided bound at c (the test's own inversion).
@@ -68,6 +68,8 @@ def rate(successes: int, n: int, side: Side, bound: float, confidence: float) ->
 
 def count(total: int, side: Side, bound: float, confidence: float) -> Estimate:
     """A count over the eval set against a fixed bound: exact Poisson bounds on its expected value."""
+    from scipy import stats
+
     low = float(stats.chi2.ppf(1 - confidence, 2 * total) / 2) if total else 0.0
     high = float(stats.chi2.ppf(confidence, 2 * (total + 1)) / 2)
     if side == "max":  # not met: the expected count is at least `bound`; small totals say otherwise
@@ -85,6 +87,8 @@ def bootstrap(
 ) -> Estimate:
     """The statistic of one sample, or of paired samples (a difference), against a bound: the percentile bootstrap
     over cases. The p-value is the share of resamples on the wrong side of the bound (add-one)."""
+    from scipy import stats
+
     data = tuple(np.asarray(s, dtype=float) for s in samples)
     value = float(statistic(*data, axis=-1))
     result = stats.bootstrap(
@@ -121,6 +125,9 @@ def _score(worse: int, better: int, n: int, delta: float) -> float:
 def paired_rates(worse: int, better: int, n: int, margin: float, confidence: float) -> Estimate:
     """Non-inferiority of paired pass/fail outcomes: can the data show P(better) - P(worse) > -margin? Tango's
     score test and interval; with margin 0, the exact McNemar test. The estimate is (better - worse) / n."""
+    from scipy import stats
+    from scipy.optimize import brentq
+
     z = float(stats.norm.ppf(confidence))
     estimate = (better - worse) / n
     epsilon = 1e-12
@@ -145,6 +152,8 @@ def paired_rates(worse: int, better: int, n: int, margin: float, confidence: flo
 
 def cases_needed(margin: float, confidence: float, power: float = POWER, sd: float = PLANNING_SD) -> float:
     """Paired cases a non-inferiority margin needs when the two models are truly alike (math.inf for margin 0)."""
+    from scipy import stats
+
     if margin <= 0:
         return math.inf
     z = stats.norm.ppf(confidence) + stats.norm.ppf(power)
@@ -153,6 +162,8 @@ def cases_needed(margin: float, confidence: float, power: float = POWER, sd: flo
 
 def power(n: int, margin: float, confidence: float, sd: float = PLANNING_SD) -> float:
     """The chance that n paired cases show a margin when the two models are truly alike (the plan's spread)."""
+    from scipy import stats
+
     if margin <= 0:
         return 1.0 - confidence
     return float(stats.norm.cdf(margin * math.sqrt(n) / sd - stats.norm.ppf(confidence)))
@@ -160,6 +171,8 @@ def power(n: int, margin: float, confidence: float, sd: float = PLANNING_SD) -> 
 
 def tightest_margin(n: int, confidence: float, power: float = POWER, sd: float = PLANNING_SD) -> float:
     """The smallest non-inferiority margin n paired cases support (the inverse of `cases_needed`)."""
+    from scipy import stats
+
     return float((stats.norm.ppf(confidence) + stats.norm.ppf(power)) * sd / math.sqrt(n))
 
 
