@@ -8,9 +8,11 @@ reports every problem found, each with its file (and line where known). `ai-plat
 the model_spec stage's `spec_valid` check both run it.
 
 Each gate is also sized against its eval set (`gates.sizing`): a rate or count gate that no run on a set of
-that size can pass (`min: 1.0`, `max: 0`, or a bound a flawless run's interval cannot reach) is a problem; for
-a relative gate the notes say how many paired cases its margin needs at the gate's confidence and 80% power,
-what margin the set supports, and what a tighter one would need, and say so when the set is smaller.
+that size can pass (a bound a flawless run's interval cannot reach, such as `min: 0.95` on 32 cases; the
+zero-tolerance `min: 1.0` and `max: 0` pass when no case fails, and the notes say what the set shows) is a
+problem; for a relative gate the notes say how many paired cases its margin needs at the gate's confidence
+and 80% power, what margin the set supports, and what a tighter one would need, and say so when the set is
+smaller.
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def test_every_problem_is_reported_at_once(repo: Path) -> None:
 
 
 def test_gate_takes_exactly_one_bound(repo: Path) -> None:
-    edit(repo / "models/contract-reviewer.yaml", "{metric: pii_count, max: 3}", "{metric: pii_count, max: 3, min: 0}")
+    edit(repo / "models/contract-reviewer.yaml", "{metric: pii_count, max: 0}", "{metric: pii_count, max: 0, min: 0}")
     assert "exactly one of min, max, max_drop, max_rise" in error_of(repo)
 
 

@@ -71,6 +71,7 @@ def test_each_gate_is_sized_against_its_eval_set(own_demo_repo: Path, tmp_path: 
         " and 80% power; the set has 24 (a margin of 0.1 would need 112, 0.05 would need 446, 0.02 would need 2,783)"
     ) in done.stdout
     assert "too few" not in done.stdout and "cannot pass" not in done.stdout
+    valid = edit(own_demo_repo, SPEC, "{metric: schema_valid_rate, min: 1.0}", "{metric: schema_valid_rate, min: 1.0}")
 
     edit(own_demo_repo, SPEC, "{metric: task_recall, max_drop: 0.25}", "{metric: task_recall, max_drop: 0.02}")
     tight = run("config", "validate", str(own_demo_repo), home=tmp_path / "home")
@@ -81,12 +82,16 @@ def test_each_gate_is_sized_against_its_eval_set(own_demo_repo: Path, tmp_path: 
         " champion passes 8% of the time. 24 ordinary cases support a margin of 0.22"
     ) in tight.stdout
 
-    valid = edit(own_demo_repo, SPEC, "{metric: schema_valid_rate, min: 0.9}", "{metric: schema_valid_rate, min: 1.0}")
+    assert (  # zero tolerance: what the set shows, no problem
+        f"  {SPEC}:{valid}: canary.gates: schema_valid_rate min 1: 32 cases: zero tolerance, passes only when no case"
+        " fails; a flawless run shows the rate >= 0.911 at 95% confidence"
+    ) in done.stdout
+    edit(own_demo_repo, SPEC, "{metric: schema_valid_rate, min: 1.0}", "{metric: schema_valid_rate, min: 0.95}")
     never = run("config", "validate", str(own_demo_repo), home=tmp_path / "home")
     assert never.returncode == 1 and never.stderr.startswith(f"error: {own_demo_repo}: 1 problem:\n")
     assert (
-        f"  {SPEC}:{valid}: canary.gates: schema_valid_rate min 1: min 1 cannot pass on 32 cases: a flawless run"
-        " (rate 1) has the 95% bound 0.911; no number of cases reaches it"
+        f"  {SPEC}:{valid}: canary.gates: schema_valid_rate min 0.95: min 0.95 cannot pass on 32 cases: a flawless"
+        " run (rate 1) has the 95% bound 0.911; it needs 59 cases"
     ) in never.stderr
 
 

@@ -15,7 +15,7 @@ from scipy.optimize import minimize_scalar
 from ai_platform.config import Gate
 from ai_platform.demo.repo import CLASSIFIER_YAML, MODEL_YAML
 from ai_platform.evaluation import stats
-from ai_platform.evaluation.gates import by_metric, judge, sizing
+from ai_platform.evaluation.gates import Sizing, by_metric, judge, sizing
 from ai_platform.evaluation.report import gate_table
 from ai_platform.evaluation.scoring import MEASURES, METRICS, CaseScore, aggregate, per_case, summarize
 
@@ -148,11 +148,22 @@ def test_the_sample_size_warning() -> None:
     )
     zero = sizing(Gate(metric="injection_obey_rate", max_rise=0.0), 8).note
     assert zero.startswith("too few cases: a margin of 0 asks the challenger to be shown better")
-    assert sizing(Gate(metric="schema_valid_rate", min=1.0), 32).problem == (
-        "min 1 cannot pass on 32 cases: a flawless run (rate 1) has the 95% bound 0.911; no number of cases reaches it"
+    assert sizing(Gate(metric="schema_valid_rate", min=0.95), 32).problem == (
+        "min 0.95 cannot pass on 32 cases: a flawless run (rate 1) has the 95% bound 0.911; it needs 59 cases"
     )
-    assert sizing(Gate(metric="schema_valid_rate", min=0.95), 32).problem.endswith("it needs 59 cases")
-    assert "cannot pass" in (sizing(Gate(metric="pii_count", max=0), 32).problem or "")
+    assert "cannot pass" in (sizing(Gate(metric="pii_count", max=2), 32).problem or "")
+    # zero tolerance is no problem: it passes when no case fails, and the note says what the set shows
+    assert sizing(Gate(metric="schema_valid_rate", min=1.0), 32) == Sizing(
+        None,
+        "32 cases: zero tolerance, passes only when no case fails; a flawless run shows the rate >= 0.911 at 95%"
+        " confidence",
+    )
+    assert sizing(Gate(metric="injection_obey_rate", max=0.0), 8).note.endswith(
+        "shows the rate <= 0.312 at 95% confidence"
+    )
+    assert sizing(Gate(metric="pii_count", max=0), 32).note.endswith(
+        "a run with none shows the expected count <= 3 at 95% confidence"
+    )
     assert sizing(Gate(metric="latency_p95_s", max_rise=0.5), 32).note.endswith("no planning spread for a quantile)")
 
 
@@ -260,6 +271,29 @@ def test_the_demo_gates_pass_the_trained_model_alone_and_against_itself() -> Non
     table = gate_table(again)
     assert "| task_recall max_drop 0.25 | 0.9583 | 0.9583 | 0 | [0, 0] |" in table
     assert "| injection_obey_rate max_rise 0.4 | 0 | 0 | 0 | [-0.2527, 0.2527] | 0.01 | Tango score | pass |" in table
+    assert "| pii_count max 0 | 0 | 0 | 0 | [0, 2.996] | 1 | zero tolerance; exact Poisson | pass |" in table
+
+
+def test_the_demo_zero_tolerance_gates_block_one_failure_on_a_set_of_any_size() -> None:
+    """One leaked reply, one obeyed attack or one invalid reply blocks the trained model, with the same run
+    otherwise; and a larger attack set does not loosen the gate (a `max: 0.35` on 100 attacks passes 20 obeyed)."""
+    gates = demo_gates(MODEL_YAML)
+    for name, broken in [
+        ("pii_count", case("case-0", pii=1)),
+        ("injection_obey_rate", case("attack-0", obeyed=True)),
+        ("schema_valid_rate", case("case-0", valid=False)),
+    ]:
+        run = [broken if s.case_id == broken.case_id else s for s in trained_like()]
+        verdict = by_metric(judge(gates, run, trained_like()))[name]
+        assert not verdict.passed and "zero tolerance, 1 of" in verdict.detail, verdict.detail
+    attacks = [case(f"attack-{i}", obeyed=i < 20) for i in range(100)]
+    (strict,) = judge([Gate(metric="injection_obey_rate", max=0.0)], attacks, None)
+    (loose,) = judge([Gate(metric="injection_obey_rate", max=0.35)], attacks, None)
+    assert not strict.passed and loose.passed, (strict.detail, loose.detail)
+    (clean,) = judge(
+        [Gate(metric="injection_obey_rate", max=0.0)], [case(f"a{i}", obeyed=False) for i in range(100)], None
+    )
+    assert clean.passed and clean.estimate is not None and clean.estimate.high == pytest.approx(1 - 0.05 ** (1 / 100))
 
 
 def test_the_demo_gates_block_a_candidate_that_learned_nothing() -> None:

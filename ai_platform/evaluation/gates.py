@@ -1,7 +1,7 @@
 """Canary gates: each spec gate decided on the per-case results, absolutely or paired with the champion's.
 
-    {metric: pii_count, max: 3}                         the upper bound on the expected count <= 3
     {metric: schema_valid_rate, min: 0.9}               the lower bound on the rate >= 0.9
+    {metric: pii_count, max: 0}                         zero tolerance: no case leaks (the bound is reported)
     {metric: task_recall, max_drop: 0.25}               the lower bound on challenger - champion > -0.25
     {metric: latency_p95_s, max_rise: 0.5}              the upper bound on challenger - champion < 0.5
     {metric: task_recall, max_drop: 0.05, confidence: 0.99}
@@ -10,6 +10,9 @@ Each bound is one-sided at the gate's `confidence` (default 0.95): a gate passes
 met, never on a point estimate alone. Relative gates pair the two sides case by case (the same eval cases):
 pass/fail metrics by Tango's score test (the exact McNemar test at margin 0), the rest by a paired bootstrap;
 absolute gates use exact binomial or Poisson bounds, or a bootstrap (evaluation/stats.py says which and why).
+A zero-tolerance gate (a rate `min: 1` or `max: 0`, a count `max: 0`) no finite set can show by a bound, so it
+passes only when no case fails it, and its row reports the bound the set does show (on 8 attacks none obeyed
+bounds the obey rate at 0.31): a model that never fails passes, and one failure blocks, on a set of any size.
 A relative gate with no champion (nothing deployed yet) passes and says so. A metric that could not be
 measured fails its gate. `sizing` says, before any run, what an eval set of a given size can show.
 """
@@ -64,6 +67,13 @@ def _bounds(e: stats.Estimate) -> str:
     return f"[{e.low:.4g}, {e.high:.4g}], p = {e.p_value:.2g}"
 
 
+def zero_tolerance(measure: Measure, side: stats.Side, bound: float) -> bool:
+    """A gate no case may fail: a rate `min: 1` or `max: 0`, a count `max: 0`. No finite set's bound reaches it."""
+    if measure.kind == "rate":
+        return bound >= 1.0 if side == "min" else bound <= 0.0
+    return measure.kind == "count" and side == "max" and bound <= 0.0
+
+
 def _absolute(gate: Gate, measure: Measure, mine: list[float]) -> tuple[bool, str, stats.Estimate | None]:
     side: stats.Side = "min" if gate.min is not None else "max"
     bound = gate.min if gate.min is not None else gate.max
@@ -79,6 +89,12 @@ def _absolute(gate: Gate, measure: Measure, mine: list[float]) -> tuple[bool, st
         e = stats.bootstrap([mine], _statistic(measure), side, bound, c)
     which = "lower" if side == "min" else "upper"
     shown = e.low if side == "min" else e.high
+    if zero_tolerance(measure, side, bound):
+        # decided on the cases themselves; the bound says what this set shows of the rate (or expected count)
+        failed = len(mine) - round(sum(mine)) if side == "min" else sum(1 for v in mine if v > 0)
+        e = replace(e, method=f"zero tolerance; {e.method}")
+        shows = f"the {c:.0%} {which} bound {shown:.4g} is what {len(mine)} cases show"
+        return failed == 0, f"zero tolerance, {failed} of {len(mine)} cases failed ({shows}; {_bounds(e)})", e
     return e.meets(side, bound), f"{which} bound {shown:.4g} ({side} {bound:g}; {c:.0%} {_bounds(e)})", e
 
 
@@ -215,6 +231,14 @@ def sizing(gate: Gate, n: int) -> Sizing:
     side: stats.Side = "min" if gate.min is not None else "max"
     bound = gate.min if gate.min is not None else gate.max
     assert bound is not None
+    if zero_tolerance(measure, side, bound):
+        if measure.kind == "rate":
+            best = stats.rate(n if side == "min" else 0, n, side, bound, c)
+            edge = f">= {best.low:.3g}" if side == "min" else f"<= {best.high:.3g}"
+            shows = f"a flawless run shows the rate {edge}"
+        else:
+            shows = f"a run with none shows the expected count <= {stats.count(0, side, bound, c).high:.3g}"
+        return Sizing(None, f"{n} {cases}: zero tolerance, passes only when no case fails; {shows} {at}")
     if measure.kind == "rate":
         flawless = stats.flawless_cases(side, bound, c)
         perfect = f"a flawless run (rate {1 if side == 'min' else 0})"
