@@ -613,13 +613,15 @@ class Serving(Strict):
 
 
 class Gate(Strict):
-    """One canary gate: absolute (`min`/`max`) or relative to the champion (`max_drop`/`max_rise`)."""
+    """One canary gate: absolute (`min`/`max`) or relative to the champion (`max_drop`/`max_rise`, a
+    non-inferiority margin), decided on the bound of a one-sided interval at `confidence` (evaluation/gates.py)."""
 
     metric: str
     min: float | None = None
     max: float | None = None
     max_drop: float | None = None
     max_rise: float | None = None
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
 
     @model_validator(mode="after")
     def _one_bound(self) -> Gate:

@@ -6,6 +6,13 @@ with a syntax error fails compiled_prompts; a malformed eval line fails the cana
 prompt the specs use, checks every gate's metric and loads every eval set, with the stages' own code, and
 reports every problem found, each with its file (and line where known). `ai-platform config validate` and
 the model_spec stage's `spec_valid` check both run it.
+
+Each gate is also sized against its eval set (`gates.sizing`): a rate or count gate that no run on a set of
+that size can pass (a bound a flawless run's interval cannot reach, such as `min: 0.95` on 32 cases; the
+zero-tolerance `min: 1.0` and `max: 0` pass when no case fails, and the notes say what the set shows) is a
+problem; for a relative gate the notes say how many paired cases its margin needs at the gate's confidence
+and 80% power, what margin the set supports, and what a tighter one would need, and say so when the set is
+smaller.
 """
 
 from __future__ import annotations
@@ -17,7 +24,8 @@ import yaml
 
 from ai_platform.config import Platform
 from ai_platform.errors import ConfigError, EvalSetError, GateError, PromptError
-from ai_platform.evaluation.gates import check_metrics
+from ai_platform.evaluation.gates import check_metrics, label, sizing
+from ai_platform.evaluation.scoring import MEASURES
 from ai_platform.evaluation.stage import load_cases
 from ai_platform.platform_repo import Commit
 from ai_platform.prompts.compiler import CompiledPrompt, compile_file
@@ -30,8 +38,14 @@ _UNPINNED = Commit(sha="", author="", timestamp=0, message="")
 
 def problems(platform: Platform, models: Iterable[str] | None = None) -> list[str]:
     """Every problem of the named models (default: all), each `file[:line]: what is wrong`."""
+    return review(platform, models)[0]
+
+
+def review(platform: Platform, models: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
+    """The named models' problems, and notes on what each gate's eval set can show (`file[:line]: ...` each)."""
     names = sorted(platform.models) if models is None else list(models)
     found: list[str] = []
+    notes: list[str] = []
     compiled: dict[str, CompiledPrompt | None] = {}
     for name in names:
         for prompt in platform.models[name].prompts:
@@ -48,7 +62,7 @@ def problems(platform: Platform, models: Iterable[str] | None = None) -> list[st
                 found.append(f"models/{name}.yaml{f':{line}' if line else ''}: {exc}")
         snap = SpecSnapshot(_UNPINNED, platform, spec, spec_digest(spec))
         try:
-            load_cases(snap)
+            cases = load_cases(snap)
         except EvalSetError as exc:
             found.append(str(exc))
             continue
@@ -57,19 +71,33 @@ def problems(platform: Platform, models: Iterable[str] | None = None) -> list[st
                 f"models/{name}.yaml: canary.evals: an eval set is not UTF-8 ({exc.reason} at byte {exc.start})"
             )
             continue
+        attacks = sum(1 for c in cases if "attack" in c)
+        counts = {"all": len(cases), "attack": attacks, "ordinary": len(cases) - attacks}
+        for i, gate in enumerate(spec.canary.gates):
+            if gate.metric not in MEASURES:
+                continue  # reported above
+            line = _line(spec_file, ("canary", "gates", i))
+            where = f"models/{name}.yaml{f':{line}' if line else ''}: canary.gates: {label(gate)}"
+            size = sizing(gate, counts[MEASURES[gate.metric].cases])
+            if size.problem:
+                found.append(f"{where}: {size.problem}")
+            else:
+                notes.append(f"{where}: {size.note}")
         for prompt in spec.prompts:  # the example render reads the eval sets: only once they load
             document = compiled[prompt]
             if document is not None:
                 found += [f"prompts/{prompt}.prompt: {problem}" for problem in serveability(snap, document.document)]
-    return found
+    return found, notes
 
 
-def validate(platform: Platform, models: Iterable[str] | None = None, where: str = "") -> None:
-    """A ConfigError listing every problem `problems` finds, if any, under `where` (default: the repo's folder)."""
-    found = problems(platform, models)
+def validate(platform: Platform, models: Iterable[str] | None = None, where: str = "") -> list[str]:
+    """A ConfigError listing every problem `review` finds, if any, under `where` (default: the repo's folder);
+    else the notes on the gates' eval-set sizes."""
+    found, notes = review(platform, models)
     if found:
         count = f"{len(found)} problem{'s' if len(found) != 1 else ''}"
         raise ConfigError(f"{where or platform.root}: {count}:\n  " + "\n  ".join(found))
+    return notes
 
 
 def _compile(platform: Platform, prompt: str, found: list[str]) -> CompiledPrompt | None:

@@ -17,7 +17,8 @@ GATES = dg.AssetCheckSpec(
     "canary_gates",
     asset="canary_eval",
     blocking=True,
-    description="Every gate in the model spec's canary.gates, absolute or relative to the live champion.",
+    description="Every gate in the model spec's canary.gates, absolute or paired with the live champion, each "
+    "decided on a one-sided bound at its confidence (estimate, interval and p-value per row).",
 )
 
 
@@ -53,7 +54,7 @@ def canary_eval(
         check_name=GATES.name,
         passed=result.passed,
         metadata={
-            "gates": dg.MetadataValue.md(gate_table(result.verdicts)),
+            "gates": dg.MetadataValue.md(gate_table(result.gates)),
             "failed": "; ".join(failed) or "none",
         },
     )
@@ -66,6 +67,8 @@ def canary_eval(
         "passed": result.passed,
         "comparison": dg.MetadataValue.md(
             comparison(candidate.metrics, champion.metrics if champion else None, result.verdicts)
+            + "\n\n"
+            + gate_table(result.gates)
         ),
         "attack_set": dg.MetadataValue.md(
             attack_table(

@@ -6,10 +6,12 @@ deployment -> generations -> feedback_labels -> trust_model -> trust_champion ->
 import dagster as dg
 
 from ai_platform.artifacts import canonical_json, sha256_hex
+from ai_platform.config import Platform
 from ai_platform.feedback.inbox import scan
 from ai_platform.feedback.ingest import ingest
 from ai_platform.feedback.pending import retry
 from ai_platform.feedback.served import served
+from ai_platform.trust.clauses import ClauseIndex
 from ai_platform.trust.promote import promote
 from ai_platform.trust.train import Check, train
 from assets.partitions import models_partitions
@@ -132,7 +134,7 @@ def feedback_labels(context: dg.AssetExecutionContext, platform_repo: PlatformRe
 )
 def trust_model(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
     model, platform = context.partition_key, platform_repo.platform()
-    trained = train(platform.warehouse(), platform.artifacts(), model, platform.model(model).trust)
+    trained = train(platform.warehouse(), platform.artifacts(), model, platform.model(model).trust, clauses(platform))
     m, incumbent = trained.metrics, trained.champion_metrics
     singles = "\n".join(
         f"| {name} | {auc:.3f} |" for name, auc in sorted(m["single_feature_auc"].items(), key=lambda kv: -kv[1])
@@ -159,6 +161,12 @@ def trust_model(context: dg.AssetExecutionContext, platform_repo: PlatformRepoRe
     )
 
 
+def clauses(platform: Platform) -> ClauseIndex | None:
+    """The retrieval corpus's clause kinds, which the trust features judge a reply against (as the gateway does)."""
+    corpus = platform.config.feedback.retrieval_corpus
+    return ClauseIndex.load(platform.file(corpus)) if corpus else None
+
+
 def _check(check: Check) -> dg.AssetCheckResult:
     return dg.AssetCheckResult(check_name=check.name, passed=check.passed, metadata={"detail": check.detail})
 
@@ -183,6 +191,7 @@ def trust_champion(context: dg.AssetExecutionContext, platform_repo: PlatformRep
         version,
         platform.model(model).trust,
         platform.config.feedback.trust_threshold,
+        clauses(platform),
     )
     context.log.info(f"{model}: {'promoted' if result.promoted else 'kept the champion'}: {result.reason}")
     return dg.MaterializeResult(

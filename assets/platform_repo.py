@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from ai_platform.validate import problems
+from ai_platform.validate import review
 from assets import versions
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
@@ -11,8 +11,9 @@ SPEC_VALID = dg.AssetCheckSpec(
     "spec_valid",
     asset="model_spec",
     blocking=True,
-    description="Every prompt the spec uses compiles, every gate names a metric the canary measures, every eval "
-    "set loads (`ai-platform config validate` runs the same).",
+    description="Every prompt the spec uses compiles, every gate names a metric the canary measures and can pass "
+    "on its eval set, every eval set loads (`ai-platform config validate` runs the same); `gate_sizes` says what "
+    "each gate's eval set can show.",
 )
 
 
@@ -27,9 +28,11 @@ SPEC_VALID = dg.AssetCheckSpec(
 )
 def model_spec(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
     snap = platform_repo.snapshot(context.partition_key)
-    found = problems(snap.platform, [snap.spec.name])
+    found, notes = review(snap.platform, [snap.spec.name])
     check = dg.AssetCheckResult(
-        check_name=SPEC_VALID.name, passed=not found, metadata={"problems": "\n".join(found) or "none"}
+        check_name=SPEC_VALID.name,
+        passed=not found,
+        metadata={"problems": "\n".join(found) or "none", "gate_sizes": "\n".join(notes) or "none"},
     )
     return dg.MaterializeResult(
         metadata={

@@ -122,7 +122,7 @@ def test_the_attack_set_separates_an_obedient_model_from_a_faithful_one(own_demo
     assert champion.metrics["injection_obey_rate"] == 0.0
     assert [s.obeyed for s in champion.scores] == [False] * len(cases)
 
-    verdicts = by_metric(judge(snap.spec.canary.gates, challenger.metrics, champion.metrics))
+    verdicts = by_metric(judge(snap.spec.canary.gates, challenger.scores, champion.scores))
     gate = verdicts["injection_obey_rate"]
     assert not gate.passed and "vs champion 0" in gate.detail, gate.detail
 
@@ -133,7 +133,7 @@ def test_an_eval_set_without_attack_cases_cannot_pass_an_obey_rate_gate(own_demo
     snap = snapshot_model_spec(own_demo_repo, tmp_path / "home", MODEL)
     with serving(FakeUpstream(default='{"risk_points": []}')) as upstream:
         run = evaluate_prompts(snap, documents(own_demo_repo, "contract_review"), upstream.url, "challenger", "i", "b")
-    verdicts = by_metric(judge(snap.spec.canary.gates, run.metrics, None))
+    verdicts = by_metric(judge(snap.spec.canary.gates, run.scores, None))
     assert not verdicts["injection_obey_rate"].passed
     assert "could not be measured" in verdicts["injection_obey_rate"].detail
 
@@ -142,9 +142,9 @@ def test_a_gate_on_the_retired_input_score_says_what_replaced_it() -> None:
     from ai_platform.config import Gate
 
     with pytest.raises(GateError, match="gate on injection_obey_rate"):
-        judge([Gate(metric="injection_max", max=0.5)], {}, None)
+        judge([Gate(metric="injection_max", max=0.5)], [], None)
     with pytest.raises(GateError, match="did you mean 'coherence'"):
-        judge([Gate(metric="coherance", min=0.2)], {}, None)
+        judge([Gate(metric="coherance", min=0.2)], [], None)
 
 
 def test_canary_generations_are_never_rewritten_and_labels_keep_their_reply(

@@ -60,6 +60,41 @@ def test_every_problem_is_reported_with_file_and_line(own_demo_repo: Path, tmp_p
     )
 
 
+def test_each_gate_is_sized_against_its_eval_set(own_demo_repo: Path, tmp_path: Path) -> None:
+    """The demo's gates fit its set, and the notes say what a tighter margin would need; a margin the set cannot
+    show is reported with what it needs; a rate no set of its size can show is a problem."""
+    done = run("config", "validate", str(own_demo_repo), home=tmp_path / "home")
+    assert done.returncode == 0, done.stderr
+    recall = edit(own_demo_repo, SPEC, "{metric: task_recall, max_drop: 0.25}", "{metric: task_recall, max_drop: 0.25}")
+    assert (
+        f"  {SPEC}:{recall}: canary.gates: task_recall max_drop 0.25: needs 18 paired ordinary cases at 95% confidence"
+        " and 80% power; the set has 24 (a margin of 0.1 would need 112, 0.05 would need 446, 0.02 would need 2,783)"
+    ) in done.stdout
+    assert "too few" not in done.stdout and "cannot pass" not in done.stdout
+    valid = edit(own_demo_repo, SPEC, "{metric: schema_valid_rate, min: 1.0}", "{metric: schema_valid_rate, min: 1.0}")
+
+    edit(own_demo_repo, SPEC, "{metric: task_recall, max_drop: 0.25}", "{metric: task_recall, max_drop: 0.02}")
+    tight = run("config", "validate", str(own_demo_repo), home=tmp_path / "home")
+    assert tight.returncode == 0, tight.stderr
+    assert (
+        f"  {SPEC}:{recall}: canary.gates: task_recall max_drop 0.02: too few cases: a margin of 0.02 needs 2,783"
+        " paired ordinary cases at 95% confidence and 80% power; the set has 24, on which a challenger as good as the"
+        " champion passes 8% of the time. 24 ordinary cases support a margin of 0.22"
+    ) in tight.stdout
+
+    assert (  # zero tolerance: what the set shows, no problem
+        f"  {SPEC}:{valid}: canary.gates: schema_valid_rate min 1: 32 cases: zero tolerance, passes only when no case"
+        " fails; a flawless run shows the rate >= 0.911 at 95% confidence"
+    ) in done.stdout
+    edit(own_demo_repo, SPEC, "{metric: schema_valid_rate, min: 1.0}", "{metric: schema_valid_rate, min: 0.95}")
+    never = run("config", "validate", str(own_demo_repo), home=tmp_path / "home")
+    assert never.returncode == 1 and never.stderr.startswith(f"error: {own_demo_repo}: 1 problem:\n")
+    assert (
+        f"  {SPEC}:{valid}: canary.gates: schema_valid_rate min 0.95: min 0.95 cannot pass on 32 cases: a flawless"
+        " run (rate 1) has the 95% bound 0.911; it needs 59 cases"
+    ) in never.stderr
+
+
 def test_an_unknown_ref_names_the_branches(demo_repo: Path, tmp_path: Path) -> None:
     done = run("config", "validate", str(demo_repo), "--ref", "nosuchbranch", home=tmp_path / "home")
     assert done.returncode == 1

@@ -21,11 +21,13 @@ def config_validate(args: argparse.Namespace) -> None:
     else:
         platform, where = load_platform(repo), str(repo)
     backend = site_of(platform).backend  # the backend platform.yaml names has what it needs (on Kubernetes: images)
-    validate(platform, where=where)  # prompts compile, gates name measured metrics, eval sets load
+    # prompts compile, gates name measured metrics and can pass on their eval sets, eval sets load
+    notes = validate(platform, where=where)
     models = sorted(platform.models)
     summary = f"{len(models)} model spec{'s' if len(models) != 1 else ''}: {', '.join(models) or 'none'}"
-    result = {"ok": True, "platform": platform.config.name, "target": backend.target, "models": models}
-    emit(args, result, f"{where}: ok ({summary}; {backend.target} target)")
+    result = {"ok": True, "platform": platform.config.name, "target": backend.target, "models": models, "gates": notes}
+    human = f"{where}: ok ({summary}; {backend.target} target)"
+    emit(args, result, human + "".join(f"\n  {note}" for note in notes))
 
 
 def add(areas: Areas) -> None:
@@ -37,7 +39,8 @@ def add(areas: Areas) -> None:
         "validate",
         config_validate,
         "validate platform.yaml and every models/*.yaml: each prompt they use compiles, each gate names a metric "
-        "the canary measures, each eval set loads; every problem is listed",
+        "the canary measures and can pass on its eval set, each eval set loads; every problem is listed, then "
+        "what each gate's eval set can show (the paired cases a margin needs)",
         ("ai-platform config validate demo/platform", "ai-platform config validate demo/platform --ref main"),
     )
     p.add_argument("repo", metavar="REPO", help="the platform repo (a folder)")

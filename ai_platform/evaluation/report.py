@@ -63,9 +63,23 @@ def attack_table(
     return "\n".join(lines)
 
 
-def gate_table(verdicts: dict[str, Verdict]) -> str:
-    lines = ["| gate | result | detail |", "|---|---|---|"]
-    lines += [f"| {m} | {'pass' if v.passed else '**FAIL**'} | {v.detail} |" for m, v in verdicts.items()]
+def gate_table(verdicts: list[Verdict]) -> str:
+    """One row per spec gate: challenger and champion side by side, then what the gate tests (the metric, or
+    challenger - champion for a relative gate), its interval (each end a one-sided bound at the gate's
+    confidence), the one-sided p-value of "the gate is not met", and the decision."""
+    lines = [
+        "| gate | challenger | champion | estimate | interval | p (not met) | method | result |",
+        "|---|---:|---:|---:|---|---:|---|---|",
+    ]
+    for v in verdicts:
+        e = v.estimate
+        shown = (
+            f"{_fmt(e.value)} | [{_fmt(e.low)}, {_fmt(e.high)}] | {e.p_value:.2g} | {e.method}"
+            if e is not None
+            else "— | — | — | —"
+        )
+        result = "pass" if v.passed else "**FAIL**"
+        lines.append(f"| {v.gate or v.metric} | {_fmt(v.challenger)} | {_fmt(v.champion)} | {shown} | {result} |")
     return "\n".join(lines)
 
 

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ai_platform.detectors.injection import injection_score
 from ai_platform.detectors.pii import find_pii
@@ -141,6 +141,70 @@ def percentile(values: list[float], q: float) -> float:
         return math.nan
     ordered = sorted(values)
     return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """How a gate reads a metric case by case (evaluation/gates.py): which cases count, each case's value (None:
+    not measured on that case), and how the values make the figure: a pass/fail `rate`, a `mean`, a `count`
+    (their sum), or a nearest-rank `quantile` (`q`, in percent). `aggregate` gives the same figures."""
+
+    kind: Literal["rate", "mean", "count", "quantile"]
+    cases: Literal["all", "ordinary", "attack"]
+    value: Callable[[CaseScore], float | None]
+    q: float = 0.0
+    unit_range: bool = False  # every case's value lies in [0, 1]: the sample-size plan applies (stats.py)
+
+
+def _ok(read: Callable[[CaseScore], float | None]) -> Callable[[CaseScore], float | None]:
+    return lambda s: read(s) if s.error is None else None
+
+
+def _speed(s: CaseScore) -> float | None:
+    return s.output_tokens / s.latency_s if s.error is None and s.latency_s > 0 and s.output_tokens else None
+
+
+MEASURES: dict[str, Measure] = {
+    "schema_valid_rate": Measure("rate", "all", lambda s: float(s.schema_valid), unit_range=True),
+    "finish_stop_rate": Measure("rate", "all", lambda s: float(s.finish_reason == "stop"), unit_range=True),
+    "error_rate": Measure("rate", "all", lambda s: float(s.error is not None), unit_range=True),
+    "seq_rep_4": Measure("mean", "ordinary", lambda s: s.seq_rep_4, unit_range=True),
+    "coherence": Measure("mean", "ordinary", lambda s: s.coherence, unit_range=True),
+    "pii_count": Measure("count", "all", lambda s: float(len(s.pii))),
+    "injection_obey_rate": Measure("rate", "attack", lambda s: float(bool(s.obeyed)), unit_range=True),
+    "task_recall": Measure("mean", "ordinary", lambda s: s.task_recall, unit_range=True),
+    "attack_task_recall": Measure("mean", "attack", lambda s: s.task_recall, unit_range=True),
+    "latency_p50_s": Measure("quantile", "all", _ok(lambda s: s.latency_s), q=50),
+    "latency_p95_s": Measure("quantile", "all", _ok(lambda s: s.latency_s), q=95),
+    "latency_p99_s": Measure("quantile", "all", _ok(lambda s: s.latency_s), q=99),
+    "ttft_p50_s": Measure("quantile", "all", _ok(lambda s: s.ttft_s), q=50),
+    "output_tokens_per_s": Measure("mean", "all", _speed),
+}
+assert tuple(MEASURES) == METRICS
+
+
+def per_case(scores: list[CaseScore], metric: str) -> dict[str, float]:
+    """The metric's value on each case that counts for it (case id -> value): what a gate pairs and resamples."""
+    measure = MEASURES[metric]
+    found: dict[str, float] = {}
+    for s in scores:
+        attack = s.obeyed is not None
+        if (measure.cases == "attack" and not attack) or (measure.cases == "ordinary" and attack):
+            continue
+        value = measure.value(s)
+        if value is not None:
+            found[s.case_id] = float(value)
+    return found
+
+
+def summarize(metric: str, values: list[float]) -> float:
+    """The metric's figure from its per-case values, as `aggregate` computes it."""
+    measure = MEASURES[metric]
+    if measure.kind == "count":
+        return float(sum(values))
+    if measure.kind == "quantile":
+        return percentile(values, measure.q)
+    return sum(values) / len(values) if values else math.nan
 
 
 def aggregate(scores: list[CaseScore]) -> dict[str, float]:

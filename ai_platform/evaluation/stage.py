@@ -4,9 +4,10 @@ The candidate is served from its model image record (unpacked and held to its
 digests), with the prompts of its prompt bundle record; the champion is the
 live release the backend keeps (`Backend.live`), served the same way with its
 own bundle. Both answer the same eval cases; every gate is judged on the
-candidate, absolute or relative to the champion. Where the servers run (vLLM
-subprocesses here, or Deployments in a cluster) is the execution backend's
-business: `run_canary` is handed the backend itself (`Servers`, which
+candidate's per-case results, absolutely or paired case by case with the
+champion's (evaluation/gates.py). Where the servers run (vLLM subprocesses
+here, or Deployments in a cluster) is the execution backend's business:
+`run_canary` is handed the backend itself (`Servers`, which
 `ai_platform.backend.Backend` satisfies) and the records, nothing else.
 """
 
@@ -72,6 +73,7 @@ class CanaryResult:
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     image: ModelImage | None = None  # the candidate's records, which a pass hands to the rollout
     bundle: PromptBundle | None = None
+    gates: list[Verdict] = field(default_factory=list)  # one per spec gate, with its statistics (`verdicts` merges)
 
     @property
     def passed(self) -> bool:
@@ -230,8 +232,8 @@ def run_canary(
             else:  # the champion as users get it: usually the live server
                 with backend.serve_candidate(snap, live.model_image, log, champion=True) as live_url:
                     champion = evaluate(snap, live_url, "champion", live.model_image, live.prompt_bundle, log=log)
-    verdicts = judge(snap.spec.canary.gates, candidate.metrics, champion.metrics if champion else None)
-    result = CanaryResult(candidate, champion, by_metric(verdicts), model_image, prompt_bundle)
+    verdicts = judge(snap.spec.canary.gates, candidate.scores, champion.scores if champion else None)
+    result = CanaryResult(candidate, champion, by_metric(verdicts), model_image, prompt_bundle, verdicts)
     candidate.passed = result.passed
     return result
 

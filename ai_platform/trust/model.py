@@ -21,7 +21,9 @@ from typing import Any
 from ai_platform.artifacts import canonical_json, sha256_hex
 from ai_platform.errors import TrustModelFileError
 
-FORMAT = "ai-platform.trust-model/v1"
+# v2: the features of issue 35 (no latency; the reply against its input's clause kinds). A v1 model read
+# latency_s, which no row carries any more: scored now, it would impute it and misread every reply.
+FORMAT = "ai-platform.trust-model/v2"
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,12 @@ class TrustModel:
             fields = json.loads(data)
         except ValueError as exc:
             raise TrustModelFileError(f"{where}: cannot read the trust model: {exc}") from None
+        older = fields.get("format", "") if isinstance(fields, dict) else ""
+        if isinstance(older, str) and older.startswith("ai-platform.trust-model/") and older != FORMAT:
+            raise TrustModelFileError(
+                f"{where}: a trust model of an older feature set ({older}, this is {FORMAT}); it is not scored"
+                " with features it was not trained on: retrain it (materialize trust_model)"
+            )
         if not isinstance(fields, dict) or fields.get("format") != FORMAT:
             raise TrustModelFileError(f"{where}: not a trust model (format must be {FORMAT!r})")
         try:

@@ -23,6 +23,7 @@ from ai_platform.artifacts import ArtifactStore
 from ai_platform.config import Trust
 from ai_platform.errors import TrustModelError
 from ai_platform.records import Records, TrustChampion
+from ai_platform.trust.clauses import ClauseIndex
 from ai_platform.trust.features import features
 from ai_platform.trust.model import TrustModel
 from ai_platform.trust.train import checks
@@ -51,7 +52,13 @@ def candidate(warehouse: Warehouse, model: str, version: str) -> tuple[TrustMode
 
 
 def promote(
-    warehouse: Warehouse, store: ArtifactStore, model: str, version: str, bounds: Trust, threshold: float
+    warehouse: Warehouse,
+    store: ArtifactStore,
+    model: str,
+    version: str,
+    bounds: Trust,
+    threshold: float,
+    clauses: ClauseIndex | None = None,
 ) -> Promotion:
     """Make candidate `version` `model`'s champion if it passes its checks and beats the champion, then
     backfill. A candidate that fails a check is refused with the reason, whoever asks."""
@@ -62,27 +69,29 @@ def promote(
     auc, incumbent = metrics["auc"], metrics.get("champion_auc_same_holdout")
     _, current = warehouse.query("SELECT version FROM trust_models WHERE champion AND served_model = ?", [model])
     if current and current[0][0] == version:  # retrained on the same labels: still the champion
-        return Promotion(False, "already the champion", backfill(warehouse, model, trust_model, threshold))
+        return Promotion(False, "already the champion", backfill(warehouse, model, trust_model, threshold, clauses))
     if incumbent is not None and not auc > incumbent:
         return Promotion(False, f"holdout AUC {auc:.3f} does not beat the champion's {incumbent:.3f}", 0)
     with warehouse.write() as con:
         con.execute("UPDATE trust_models SET champion = (version = ?) WHERE served_model = ?", [version, model])
     Records(store).publish(TrustChampion(version, str(store.blob_path(version))), model)
     why = "first champion" if incumbent is None else f"holdout AUC {auc:.3f} beats the champion's {incumbent:.3f}"
-    return Promotion(True, why, backfill(warehouse, model, trust_model, threshold))
+    return Promotion(True, why, backfill(warehouse, model, trust_model, threshold, clauses))
 
 
-def backfill(warehouse: Warehouse, model: str, trust_model: TrustModel, threshold: float) -> int:
+def backfill(
+    warehouse: Warehouse, model: str, trust_model: TrustModel, threshold: float, clauses: ClauseIndex | None = None
+) -> int:
     """Score `model`'s generations that have no trust score; returns how many."""
     columns, rows = warehouse.query(
-        "SELECT generation_id, input, output, metrics, finish_reason, latency_s FROM generations"
+        "SELECT generation_id, input, output, metrics, finish_reason FROM generations"
         " WHERE model = ? AND trust_score IS NULL",
         [model],
     )
     scored = []
     for row in rows:
         record = dict(zip(columns, row, strict=True))
-        trust = trust_model.score(features(record))
+        trust = trust_model.score(features(record, clauses))
         scored.append([record["generation_id"], trust, trust < threshold])
     for start in range(0, len(scored), BATCH):
         with warehouse.write() as con:

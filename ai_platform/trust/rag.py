@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Protocol
 
+from ai_platform.trust.clauses import ClauseIndex
+
 
 class Retriever(Protocol):
     def retrieve(self, text: str, k: int = 3) -> list[str]: ...
@@ -25,8 +27,10 @@ def _bigrams(text: str) -> set[str]:
 class KeywordRetriever:
     def __init__(self, corpus: Path) -> None:
         lines = Path(corpus).read_text(encoding="utf-8").splitlines()
-        self.clauses = [json.loads(line)["text"] for line in lines if line.strip()]
+        entries = [json.loads(line) for line in lines if line.strip()]
+        self.clauses = [e["text"] for e in entries]
         self.grams = [_bigrams(c) for c in self.clauses]
+        self.index = ClauseIndex(entries)  # what the trust features judge a reply against (trust.clauses)
 
     def retrieve(self, text: str, k: int = 3) -> list[str]:
         query = _bigrams(text)

@@ -32,7 +32,8 @@ import numpy.typing as npt
 
 from ai_platform.artifacts import ArtifactStore
 from ai_platform.config import Trust
-from ai_platform.errors import TooFewLabelsError
+from ai_platform.errors import TooFewLabelsError, TrustModelFileError
+from ai_platform.trust.clauses import ClauseIndex
 from ai_platform.trust.features import FEATURES, features
 from ai_platform.trust.model import TrustModel
 from ai_platform.warehouse import Warehouse, insert_new
@@ -75,10 +76,10 @@ class Candidate:
         return all(c.passed for c in self.checks)
 
 
-def examples(warehouse: Warehouse, model: str) -> list[Example]:
-    """Every label of `model`'s generations, oldest first."""
+def examples(warehouse: Warehouse, model: str, clauses: ClauseIndex | None = None) -> list[Example]:
+    """Every label of `model`'s generations, oldest first (`clauses`: the retrieval corpus's index, if any)."""
     columns, rows = warehouse.query(
-        "SELECT g.generation_id, g.input, g.output, g.metrics, g.finish_reason, g.latency_s, l.label, l.labeled_at"
+        "SELECT g.generation_id, g.input, g.output, g.metrics, g.finish_reason, l.label, l.labeled_at"
         " FROM feedback_labels l JOIN generations g USING (generation_id) WHERE g.model = ?"
         " ORDER BY l.labeled_at, l.generation_id, l.reviewer",
         [model],
@@ -87,7 +88,7 @@ def examples(warehouse: Warehouse, model: str) -> list[Example]:
     for row in rows:
         record = dict(zip(columns, row, strict=True))
         correct = record["label"] == "correct"
-        found.append(Example(record["labeled_at"], features(record), correct, record["generation_id"]))
+        found.append(Example(record["labeled_at"], features(record, clauses), correct, record["generation_id"]))
     return found
 
 
@@ -199,8 +200,13 @@ def evaluate(model: TrustModel, holdout: list[Example], train_rows: list[Example
 
 
 def champion(warehouse: Warehouse, model: str) -> TrustModel | None:
+    """The model's champion; None where it has none, or one of an older feature set (`model.FORMAT`), which
+    cannot be scored on today's features: the candidate is then judged as a first model."""
     _, rows = warehouse.query(CHAMPION, [model])
-    return TrustModel.from_row(*rows[0]) if rows else None
+    try:
+        return TrustModel.from_row(*rows[0]) if rows else None
+    except TrustModelFileError:
+        return None
 
 
 def calibrate(train_rows: list[Example]) -> list[list[float]] | None:
@@ -246,9 +252,13 @@ def checks(metrics: dict[str, Any], bounds: Trust) -> list[Check]:
     ]
 
 
-def train(warehouse: Warehouse, store: ArtifactStore, model: str, bounds: Trust) -> Candidate:
-    """Fit `model`'s candidate, judge it on the holdout, and record it (not champion: `promote` decides)."""
-    rows = examples(warehouse, model)
+def train(
+    warehouse: Warehouse, store: ArtifactStore, model: str, bounds: Trust, clauses: ClauseIndex | None = None
+) -> Candidate:
+    """Fit `model`'s candidate, judge it on the holdout, and record it (not champion: `promote` decides).
+    `clauses`: the retrieval corpus's index, which the gateway scores with too (without it, `unraised_kinds`
+    is missing on every row and carries no weight)."""
+    rows = examples(warehouse, model, clauses)
     if len(rows) < bounds.min_labels:
         raise TooFewLabelsError(
             f"{model}: {len(rows)} labeled generations; the trust model needs at least {bounds.min_labels}"

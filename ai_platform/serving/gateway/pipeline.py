@@ -278,6 +278,7 @@ class Pipeline:
     async def _scored(self, call: Call, answer: Answer) -> dict[str, Any]:
         schema = call.document["output_schema"] if call.document else None
         latency, trust = time.perf_counter() - call.started, self.live.trust.get(call.state.model)
+        retriever = self.live.retrievers.get(call.state.retrieval_corpus)  # its clause kinds: trust features
         return await _cpu(
             lambda: score_reply(
                 call.state,
@@ -288,8 +289,9 @@ class Pipeline:
                 latency,
                 trust,
                 call.rules.guards.phone_regions,
+                retriever.index if retriever and trust else None,
             ),
-            size=len(answer.content),
+            size=len(answer.content) + (len(call.user_text) if retriever and trust else 0),
         )
 
     async def finish(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -10,10 +11,11 @@ from typing import Any
 
 from ai_platform.detectors.pii import DEFAULT_PHONE_REGIONS, find_pii
 from ai_platform.detectors.text import seq_rep_n
-from ai_platform.errors import PlatformError
+from ai_platform.errors import PlatformError, TrustModelFileError
 from ai_platform.prompts.render import check_reply
 from ai_platform.serving.gateway.generations import WAREHOUSE_LOCK
 from ai_platform.serving.state import ModelState
+from ai_platform.trust.clauses import ClauseIndex
 from ai_platform.trust.features import features
 from ai_platform.trust.model import TrustModel
 from ai_platform.trust.train import CHAMPION
@@ -21,6 +23,7 @@ from ai_platform.warehouse import at
 from ai_platform.warehouse.ducklake import SCHEME as LAKE
 
 CHAMPION_TTL_S = 15.0
+LOG = logging.getLogger("ai_platform.gateway")
 
 
 class TrustChampions:
@@ -51,7 +54,11 @@ class TrustChampions:
             return None
         model, path = rows[0]
         if path not in self.files:  # the path names the model's digest
-            self.files[path] = TrustModel.from_row(model, path)
+            try:
+                self.files[path] = TrustModel.from_row(model, path)
+            except TrustModelFileError as exc:  # e.g. of an older feature set: no score beats a misread one
+                LOG.error("%s: its champion trust model is not used: %s", model, exc)
+                return None
         return self.files[path]
 
 
@@ -89,10 +96,12 @@ def score_reply(
     latency: float,
     trust_model: TrustModel | None,
     phone_regions: Sequence[str] = DEFAULT_PHONE_REGIONS,
+    clauses: ClauseIndex | None = None,
 ) -> dict[str, Any]:
-    """One answer, checked and scored (`injection`: the input's score, as the input guard found it);
-    `needs_review` when the trust model scores it under the threshold. `found` is the validated PII in it, for
-    the output guard."""
+    """One answer, checked and scored (`injection`: the input's score, as the input guard found it;
+    `clauses`: the retrieval corpus's index, for the trust features); `needs_review` when the trust model
+    scores it under the threshold. `found` is the validated PII in it, for the output guard. `latency` is
+    logged with the reply, never a trust feature."""
     content = answer.content
     valid, output = check_reply(content, output_schema)
     logprobs = answer.logprobs
@@ -114,7 +123,7 @@ def score_reply(
         "finish_reason": answer.finish_reason,
         "latency_s": latency,
     }
-    trust = trust_model.score(features(row)) if trust_model else None
+    trust = trust_model.score(features(row, clauses)) if trust_model else None
     return {
         "content": content,
         "output": output,
