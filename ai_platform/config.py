@@ -692,11 +692,21 @@ class Guards(Strict):
 class Trust(Strict):
     """When a trust model trained on this model's labels may become its champion (the blocking checks of
     `trust_model`): enough labels, a holdout AUC above the floor and above the best single feature's, and a
-    holdout calibration error (ECE, 10 bins) under the bound."""
+    holdout calibration error (ECE, 10 bins) under the bound. And its review threshold (`trust.threshold`):
+    the highest that flags at most `review_budget` of the holdout's replies, with an upper bound at
+    `miss_confidence` on the miss rate among the replies it leaves unflagged."""
 
     min_labels: int = Field(default=20, ge=10)
     min_auc: float = Field(default=0.6, ge=0.5, le=1.0)
     max_ece: float = Field(default=0.1, gt=0.0, le=1.0)
+    # The share of replies flagged for review, and the confidence of the bound on the misses the rest leave.
+    review_budget: float = Field(default=0.15, gt=0.0, le=1.0, strict=True, allow_inf_nan=False)
+    miss_confidence: float = Field(default=0.9, gt=0.5, lt=1.0, strict=True, allow_inf_nan=False)
+
+    @property
+    def review(self) -> tuple[float, float]:
+        """(review_budget, miss_confidence): what the review threshold is chosen for."""
+        return self.review_budget, self.miss_confidence
 
 
 class Rollout(Strict):

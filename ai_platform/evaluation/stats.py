@@ -61,9 +61,17 @@ def rate(successes: int, n: int, side: Side, bound: float, confidence: float) ->
 
     alternative = "greater" if side == "min" else "less"  # what passing the gate claims
     p = stats.binomtest(successes, n, min(max(bound, 0.0), 1.0), alternative=alternative).pvalue
+    low, high = clopper_pearson(successes, n, confidence)
+    return Estimate(successes / n, low, high, float(p), "exact binomial")
+
+
+def clopper_pearson(successes: int, n: int, confidence: float) -> tuple[float, float]:
+    """The one-sided Clopper-Pearson bounds at `confidence` on a rate: (lower, upper)."""
+    from scipy import stats
+
     # Each end of the two-sided interval at 2c - 1 is the one-sided bound at c (the test's own inversion).
     ci = stats.binomtest(successes, n).proportion_ci(confidence_level=2 * confidence - 1, method="exact")
-    return Estimate(successes / n, float(ci.low), float(ci.high), float(p), "exact binomial")
+    return float(ci.low), float(ci.high)
 
 
 def count(total: int, side: Side, bound: float, confidence: float) -> Estimate:
