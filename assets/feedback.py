@@ -3,6 +3,8 @@
 deployment -> generations -> feedback_labels -> trust_model -> trust_champion -> gateway
 """
 
+from typing import Any
+
 import dagster as dg
 
 from ai_platform.artifacts import canonical_json, sha256_hex
@@ -12,8 +14,10 @@ from ai_platform.feedback.ingest import ingest
 from ai_platform.feedback.pending import retry
 from ai_platform.feedback.served import served
 from ai_platform.trust.clauses import ClauseIndex
+from ai_platform.trust.model import TrustModel
 from ai_platform.trust.promote import promote
-from ai_platform.trust.train import Check, train
+from ai_platform.trust.threshold import curve_markdown
+from ai_platform.trust.train import Check, champion, train
 from assets.partitions import models_partitions
 from assets.resources import PlatformRepoResource
 
@@ -179,7 +183,8 @@ def _check(check: Check) -> dg.AssetCheckResult:
     owners=["team:ml-platform"],
     automation_condition=dg.AutomationCondition.eager() & dg.AutomationCondition.all_deps_blocking_checks_passed(),
     description="The served model's champion trust model: the candidate, when it passed its checks and beats the"
-    " champion on the same holdout; then every generation without a trust score is scored.",
+    " champion on the same holdout; then every generation without a trust score is scored. Its page shows the"
+    " review threshold's trade-off curve (share flagged against misses left) with the chosen point.",
 )
 def trust_champion(context: dg.AssetExecutionContext, platform_repo: PlatformRepoResource) -> dg.MaterializeResult:
     model, platform = context.partition_key, platform_repo.platform()
@@ -200,9 +205,34 @@ def trust_champion(context: dg.AssetExecutionContext, platform_repo: PlatformRep
             "promoted": result.promoted,
             "reason": result.reason,
             "backfilled": result.backfilled,
+            **review_metadata(champion(platform.warehouse(), model), platform.config.feedback.trust_threshold),
         },
         data_version=dg.DataVersion(f"{version}:{result.promoted}"),
     )
+
+
+def review_metadata(trust_model: TrustModel | None, fallback: float) -> dict[str, Any]:
+    """The champion's review threshold, the point it chose on the trade-off curve (share flagged against misses
+    left, on its holdout), and the curve as a plot; or where the threshold comes from when it has none."""
+    if trust_model is None:
+        return {"review_threshold": "none: no champion the gateway can score with"}
+    review = trust_model.metrics.get("review")
+    if trust_model.review_threshold is None or not review:
+        return {
+            "review_threshold": fallback,
+            "review_threshold_source": "platform.yaml feedback.trust_threshold: a champion from before review"
+            " thresholds were chosen for trust.review_budget (retrain it to choose one)",
+        }
+    return {
+        "review_threshold": trust_model.review_threshold,
+        "review_threshold_source": f"chosen on the holdout for trust.review_budget {review['budget']:g}; on the"
+        " model's raw score (before its calibration map), which orders the replies the map ties",
+        "review_flagged_share": review["flagged_share"],
+        "review_miss_rate": review["miss_rate"],
+        "review_miss_bound": review["miss_bound"],
+        "review_miss_confidence": review["confidence"],
+        "review_tradeoff": dg.MetadataValue.md(curve_markdown(review, trust_model.review_threshold)),
+    }
 
 
 def _latest_candidate(context: dg.AssetExecutionContext, model: str) -> str:

@@ -36,10 +36,22 @@ class TrustModel:
     metrics: dict[str, Any] = field(default_factory=dict)
     format: str = FORMAT
     calibration: list[list[float]] | None = None  # [knots x, values y]: raw probability -> calibrated
+    # A reply whose raw score (before the calibration map) is under it is flagged needs_review: chosen on the
+    # holdout for the spec's trust.review_budget (`trust.threshold`). On the raw score because the isotonic map
+    # ties replies on plateaus (the lowest often holds a fifth of them), which no cut on the mapped score could
+    # split; the raw score orders them and the map is monotone, so it is the same ranking, refined.
+    # None: a model from before it was chosen; platform.yaml's feedback.trust_threshold on the trust score.
+    review_threshold: float | None = None
 
     def score(self, values: dict[str, float]) -> float:
+        return self.judge(values, 0.0)[0]
+
+    def judge(self, values: dict[str, float], fallback: float) -> tuple[float, bool]:
+        """The trust score, and whether the reply needs review: its raw score under the model's review threshold,
+        or, for a model without one, its trust score under `fallback` (platform.yaml's)."""
         raw = self.raw_score(values)
-        return raw if self.calibration is None else interpolate(raw, *self.calibration)
+        trust = raw if self.calibration is None else interpolate(raw, *self.calibration)
+        return trust, (trust < fallback if self.review_threshold is None else raw < self.review_threshold)
 
     def raw_score(self, values: dict[str, float]) -> float:
         """The logistic regression's probability, before any calibration map."""
@@ -52,9 +64,9 @@ class TrustModel:
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
     def to_bytes(self) -> bytes:
-        if self.calibration is None:  # a model without a map keeps the bytes, so the version, it had before
-            return canonical_json({k: v for k, v in asdict(self).items() if k != "calibration"})
-        return canonical_json(asdict(self))
+        # A model without a map or a threshold keeps the bytes, so the version, it had before either existed.
+        optional = ("calibration", "review_threshold")
+        return canonical_json({k: v for k, v in asdict(self).items() if k not in optional or v is not None})
 
     def calibrated(self, calibration: list[list[float]] | None) -> TrustModel:
         return replace(self, calibration=calibration)
@@ -98,6 +110,9 @@ class TrustModel:
             and all(a <= b for a, b in zip(knots[0], knots[0][1:], strict=False))
         ):
             raise TrustModelFileError(f"{where}: malformed calibration (two equal lists of knots, x increasing)")
+        cut = model.review_threshold
+        if cut is not None and not (isinstance(cut, int | float) and not isinstance(cut, bool) and 0 <= cut <= 1.01):
+            raise TrustModelFileError(f"{where}: malformed review_threshold (a number from 0 to 1): {cut!r}")
         return model
 
     @classmethod

@@ -9,8 +9,9 @@ Backfill: generations logged while no champion existed (the canary's, and the
 gateway's before the first promotion) have no trust score, so the analysts'
 views could not say which high-trust answers missed a risk. On promotion every
 one of the model's generations without a score is scored by the new champion,
-and `needs_review` set from the platform's threshold. Scores already given are
-kept: they are what the gateway decided with at the time.
+and `needs_review` set from the champion's review threshold (`trust.threshold`;
+platform.yaml's `feedback.trust_threshold` for a model from before it had one).
+Scores already given are kept: they are what the gateway decided with at the time.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from ai_platform.artifacts import ArtifactStore
 from ai_platform.config import Trust
-from ai_platform.errors import TrustModelError
+from ai_platform.errors import TrustModelError, TrustModelFileError
 from ai_platform.records import Records, TrustChampion
 from ai_platform.trust.clauses import ClauseIndex
 from ai_platform.trust.features import features
@@ -70,19 +71,35 @@ def promote(
     _, current = warehouse.query("SELECT version FROM trust_models WHERE champion AND served_model = ?", [model])
     if current and current[0][0] == version:  # retrained on the same labels: still the champion
         return Promotion(False, "already the champion", backfill(warehouse, model, trust_model, threshold, clauses))
-    if incumbent is not None and not auc > incumbent:
+    same_fit = bool(current) and _same_fit(warehouse, current[0][0], trust_model)
+    if incumbent is not None and not auc > incumbent and not same_fit:
         return Promotion(False, f"holdout AUC {auc:.3f} does not beat the champion's {incumbent:.3f}", 0)
     with warehouse.write() as con:
         con.execute("UPDATE trust_models SET champion = (version = ?) WHERE served_model = ?", [version, model])
     Records(store).publish(TrustChampion(version, str(store.blob_path(version))), model)
     why = "first champion" if incumbent is None else f"holdout AUC {auc:.3f} beats the champion's {incumbent:.3f}"
+    if same_fit and not auc > (incumbent or 0.0):
+        why = "the champion's fit, with its review threshold chosen again (the spec's trust review settings changed)"
     return Promotion(True, why, backfill(warehouse, model, trust_model, threshold, clauses))
+
+
+def _same_fit(warehouse: Warehouse, version: str, candidate: TrustModel) -> bool:
+    """Whether the champion `version` scores exactly as the candidate does: only the review threshold, or the
+    figures it carries, differ (the spec's review_budget changed, the labels did not)."""
+    _, rows = warehouse.query("SELECT model, artifact_path FROM trust_models WHERE version = ?", [version])
+    try:
+        incumbent = TrustModel.from_row(*rows[0])
+    except TrustModelFileError:
+        return False
+    scoring = ("features", "mean", "scale", "coef", "intercept", "calibration", "format")
+    return all(getattr(incumbent, k) == getattr(candidate, k) for k in scoring)
 
 
 def backfill(
     warehouse: Warehouse, model: str, trust_model: TrustModel, threshold: float, clauses: ClauseIndex | None = None
 ) -> int:
-    """Score `model`'s generations that have no trust score; returns how many."""
+    """Score `model`'s generations that have no trust score, flagging those under the trust model's review
+    threshold (`threshold` where it has none); returns how many."""
     columns, rows = warehouse.query(
         "SELECT generation_id, input, output, metrics, finish_reason FROM generations"
         " WHERE model = ? AND trust_score IS NULL",
@@ -91,8 +108,8 @@ def backfill(
     scored = []
     for row in rows:
         record = dict(zip(columns, row, strict=True))
-        trust = trust_model.score(features(record, clauses))
-        scored.append([record["generation_id"], trust, trust < threshold])
+        trust, review = trust_model.judge(features(record, clauses), threshold)
+        scored.append([record["generation_id"], trust, review])
     for start in range(0, len(scored), BATCH):
         with warehouse.write() as con:
             con.execute("CREATE OR REPLACE TEMP TABLE backfill (generation_id VARCHAR, trust DOUBLE, review BOOLEAN)")

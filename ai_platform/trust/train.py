@@ -16,7 +16,8 @@ Calibration: an isotonic map is fitted on out-of-fold probabilities of the train
 labels (scikit-learn's IsotonicRegression, folds by generation) and kept only when
 it lowers the holdout ECE. The candidate is promoted by `trust.promote`, and only
 when the blocking checks here pass: above the spec's AUC floor, above the best
-single feature, ECE under the spec's bound.
+single feature, ECE under the spec's bound. The model carries its review
+threshold, chosen on the holdout for the spec's review budget (`trust.threshold`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from ai_platform.errors import TooFewLabelsError, TrustModelFileError
 from ai_platform.trust.clauses import ClauseIndex
 from ai_platform.trust.features import FEATURES, features
 from ai_platform.trust.model import TrustModel
+from ai_platform.trust.threshold import choose
 from ai_platform.warehouse import Warehouse, insert_new
 
 # The champion a model's generations are scored by: its own, else one trained on every model's labels
@@ -276,6 +278,10 @@ def train(
         if mapped["ece"] < metrics["ece"]:
             fitted, metrics = fitted.calibrated(calibration), {**metrics, **_kept(mapped)}
     metrics["calibrated"] = fitted.calibration is not None
+    # The review threshold, on the same holdout: labels the model never learned from (`trust.threshold`).
+    review = choose([fitted.raw_score(e.features) for e in holdout], [e.correct for e in holdout], *bounds.review)
+    fitted = replace(fitted, review_threshold=review.threshold)
+    metrics["review"] = review.metrics()
     incumbent = champion(warehouse, model)
     incumbent_metrics = evaluate(incumbent, holdout, train_rows) if incumbent else None
     metrics.update(

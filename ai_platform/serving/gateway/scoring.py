@@ -100,8 +100,9 @@ def score_reply(
 ) -> dict[str, Any]:
     """One answer, checked and scored (`injection`: the input's score, as the input guard found it;
     `clauses`: the retrieval corpus's index, for the trust features); `needs_review` when the trust model
-    scores it under the threshold. `found` is the validated PII in it, for the output guard. `latency` is
-    logged with the reply, never a trust feature."""
+    scores it under its review threshold (platform.yaml's `feedback.trust_threshold` for a model without one).
+    `found` is the validated PII in it, for the output guard. `latency` is logged with the reply, never a trust
+    feature."""
     content = answer.content
     valid, output = check_reply(content, output_schema)
     logprobs = answer.logprobs
@@ -123,7 +124,8 @@ def score_reply(
         "finish_reason": answer.finish_reason,
         "latency_s": latency,
     }
-    trust = trust_model.score(features(row, clauses)) if trust_model else None
+    # platform.yaml's threshold serves a trust model without its own review threshold
+    trust, review = trust_model.judge(features(row, clauses), state.trust_threshold) if trust_model else (None, False)
     return {
         "content": content,
         "output": output,
@@ -131,6 +133,6 @@ def score_reply(
         "metrics": metrics,
         "found": found,
         "trust_score": trust,
-        "needs_review": trust is not None and trust < state.trust_threshold,
+        "needs_review": review,
         "finish_reason": answer.finish_reason,
     }
