@@ -64,19 +64,25 @@ system-deps:
 		echo "note:$$missing not installed (not root or no apt-get); the tests that need them will skip"; \
 	fi
 
-# Two pytest runs, each ending in its own summary line: the independent tests two at a time
-# (pytest-xdist; every worker starts its own registry, redis and PostgreSQL on free ports), then
-# the ones that start vLLM, train or quantize in one process, so they share one vLLM server and
-# do not fight over the 2 cores. Both always run; make test fails if either failed.
-# The system packages install beside the three environments; the type check and the Dagster definitions'
-# validation run beside the first test run, as in make check.
+# Two pytest runs at once, each ending in its own summary line. In front, the ones that start vLLM, train or
+# quantize, in one process, so they share one vLLM server and never race each other; they leave one of the 2 cores
+# idle about half the time (a vLLM start is three processes importing one after another, and its worker computes
+# on one thread). Beside them, in one pytest-xdist worker that fills that core, the independent tests (every
+# worker starts its own registry, redis and PostgreSQL on free ports), with the type check and the Dagster
+# definitions' validation; their output is printed when they end. Both always run; make test fails if either
+# failed. The system packages install beside the three environments.
 test: test-setup lint
-	status=0; \
-	( .venv/bin/mypy && .venv/bin/dagster definitions validate -w workspace.yaml ) & static=$$!; \
-	.venv/bin/pytest -n 2 -m "not vllm and not slow" || status=$$?; \
-	wait $$static || status=$$?; \
+	status=0; logs=$$(mktemp -d); trap 'kill 0' INT TERM; \
+	( ( .venv/bin/mypy && .venv/bin/dagster definitions validate -w workspace.yaml ) >$$logs/static 2>&1; \
+	  echo $$? >$$logs/static.rc; \
+	  .venv/bin/pytest -n 1 -m "not vllm and not slow" --color=no >$$logs/fast 2>&1; echo $$? >$$logs/fast.rc ) & beside=$$!; \
+	echo "the independent tests, the type check and the definitions' validation run beside these (printed when done)"; \
 	.venv/bin/pytest -m "(vllm or slow) and not published" || status=$$?; \
-	exit $$status
+	wait $$beside; \
+	echo "--- the type check and the definitions' validation ---"; cat $$logs/static; \
+	echo "--- the independent tests ---"; cat $$logs/fast; \
+	[ "$$(cat $$logs/static.rc)" = 0 ] || status=1; [ "$$(cat $$logs/fast.rc)" = 0 ] || status=1; \
+	rm -rf $$logs; exit $$status
 
 # The published model's minutes-long runs (AWQ on its real weights cut to 2 layers, the demo repo with it):
 # about 10 minutes on 2 cores, more than make test's 25-minute budget leaves; run them when that model changes.
