@@ -246,8 +246,15 @@ def refused_or(layout: OciLayout, place: Path, call: Callable[[], Any], allowed:
         return None
 
 
+def _index_naming(digest: str) -> bytes:
+    entry = {"mediaType": MANIFEST, "digest": digest, "size": 2, "annotations": {REF_NAME: "t"}}
+    return json.dumps({"schemaVersion": 2, "manifests": [entry]}).encode()
+
+
 @FUZZ
 @given(DOCUMENT_BYTES)
+@example(_index_naming("sha256:" + "92279B2D43188133E2350677A3E62318E58237B6D71CACA73D3E2A4505A134DD"))  # found by it
+@example(_index_naming("sha512:" + "ab" * 64))  # a registered algorithm this layout stores no blob under
 def test_index_json(place: Path, data: bytes) -> None:
     layout = layout_with(place, index=data)
     found = refused_or(layout, place, lambda: layout.resolve("t"))

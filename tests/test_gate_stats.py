@@ -1,4 +1,4 @@
-"""The canary gates' statistics (evaluation/stats.py, evaluation/gates.py): each procedure against SciPy or a
+"""The canary gates' statistics (ai_platform/stats.py, evaluation/gates.py): each procedure against SciPy or a
 case worked by hand, gates on simulated paired outcomes of a known effect, the sample sizes, and the demo spec's
 gates on runs shaped like the trained demo model's measured figures."""
 
@@ -14,7 +14,7 @@ from scipy.optimize import minimize_scalar
 
 from ai_platform.config import Gate
 from ai_platform.demo.repo import CLASSIFIER_YAML, MODEL_YAML
-from ai_platform.evaluation import stats
+from ai_platform import stats
 from ai_platform.evaluation.gates import Sizing, by_metric, judge, sizing
 from ai_platform.evaluation.report import gate_table
 from ai_platform.evaluation.scoring import MEASURES, METRICS, CaseScore, aggregate, per_case, summarize

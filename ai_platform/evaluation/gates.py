@@ -9,7 +9,7 @@
 Each bound is one-sided at the gate's `confidence` (default 0.95): a gate passes only when the data shows it is
 met, never on a point estimate alone. Relative gates pair the two sides case by case (the same eval cases):
 pass/fail metrics by Tango's score test (the exact McNemar test at margin 0), the rest by a paired bootstrap;
-absolute gates use exact binomial or Poisson bounds, or a bootstrap (evaluation/stats.py says which and why).
+absolute gates use exact binomial or Poisson bounds, or a bootstrap (ai_platform/stats.py says which and why).
 A zero-tolerance gate (a rate `min: 1` or `max: 0`, a count `max: 0`) no finite set can show by a bound, so it
 passes only when no case fails it, and its row reports the bound the set does show (on 8 attacks none obeyed
 bounds the obey rate at 0.31): a model that never fails passes, and one failure blocks, on a set of any size.
@@ -30,7 +30,7 @@ import numpy as np
 
 from ai_platform.config import Gate
 from ai_platform.errors import GateError
-from ai_platform.evaluation import stats
+from ai_platform import stats
 from ai_platform.evaluation.scoring import MEASURES, METRICS, CaseScore, Measure, per_case, summarize
 
 

@@ -11,9 +11,10 @@ naming the document and the field.
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
 from ai_platform.errors import MalformedImageError
@@ -27,8 +28,10 @@ INDEX_TYPES = (INDEX, DOCKER_LIST)
 
 # The size a registry must accept for a manifest (distribution-spec, "Pushing Manifests"); containerd reads no more.
 MAX_DOCUMENT = 4 * 1024 * 1024
-# image-spec descriptor.md: `digest ::= algorithm ":" encoded`.
+# image-spec descriptor.md: `digest ::= algorithm ":" encoded`; and its registered algorithms' encodings
+# ("Registered algorithms"): lower-case hex of the hash's length, so `sha256:ABC…` is not a sha256 digest.
 DIGEST = r"^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$"
+REGISTERED = {"sha256": re.compile(r"[a-f0-9]{64}"), "sha512": re.compile(r"[a-f0-9]{128}")}
 # RFC 6838 type/subtype, as image-spec's schema checks it.
 MEDIA_TYPE = r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$"
 WHAT = {"digest": "a digest (ALGORITHM:ENCODED, e.g. sha256:<64 hex digits>)", "mediaType": "a media type"}
@@ -50,6 +53,15 @@ class Descriptor(_Document):
     annotations: dict[str, str] | None = None
     artifactType: str | None = Field(default=None, pattern=MEDIA_TYPE)
     platform: Platform | None = None
+
+    @field_validator("digest")
+    @classmethod
+    def _registered_encoding(cls, digest: str) -> str:
+        algorithm, _, encoded = digest.partition(":")
+        form = REGISTERED.get(algorithm)
+        if form is not None and not form.fullmatch(encoded):
+            raise ValueError(f"a {algorithm} digest is {form.pattern} (lower-case hex), not {encoded[:80]!r}")
+        return digest
 
 
 def _of_types(allowed: tuple[str, ...], what: str) -> Any:

@@ -242,7 +242,9 @@ class OciLayout:
     def resolve(self, tag: str) -> Descriptor:
         for entry in self._read_index()["manifests"]:
             if (entry.get("annotations") or {}).get(REF_NAME) == tag:
-                return Descriptor.from_json(entry)
+                found = Descriptor.from_json(entry)
+                self.blob_path(found.digest)  # a digest this layout keeps no blob under is refused here, by name
+                return found
         raise ImageNotFoundError(f"{self.root}: no tag {tag!r}")
 
     def manifest(self, ref: str) -> dict[str, Any]:

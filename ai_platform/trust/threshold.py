@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ai_platform.evaluation.stats import clopper_pearson
+from ai_platform.stats import clopper_pearson
 
 CURVE_POINTS = 41  # the trade-off curve kept with the model: at most this many points
 

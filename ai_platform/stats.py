@@ -1,4 +1,5 @@
-"""The statistics the canary's gates decide with, and the eval-set sizes they need.
+"""The statistics the canary's gates decide with, and the eval-set sizes they need (also the trust model's review
+threshold's bound, trust/threshold.py: here, beside both, so neither package imports the other).
 
 Every procedure answers the same question for a gate: can the data show the gate is met, at the gate's
 confidence c? Each returns an `Estimate`: the point estimate, an interval whose ends are each a one-sided
