@@ -12,9 +12,9 @@ import yaml
 from scipy import stats as sp
 from scipy.optimize import minimize_scalar
 
+from ai_platform import stats
 from ai_platform.config import Gate
 from ai_platform.demo.repo import CLASSIFIER_YAML, MODEL_YAML
-from ai_platform import stats
 from ai_platform.evaluation.gates import Sizing, by_metric, judge, sizing
 from ai_platform.evaluation.report import gate_table
 from ai_platform.evaluation.scoring import MEASURES, METRICS, CaseScore, aggregate, per_case, summarize

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from ai_platform import stats
 from ai_platform.config import Gate
 from ai_platform.errors import GateError
-from ai_platform import stats
 from ai_platform.evaluation.scoring import MEASURES, METRICS, CaseScore, Measure, per_case, summarize
 
 
