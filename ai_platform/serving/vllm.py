@@ -46,7 +46,7 @@ BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 # A model server on CPU shares the cores with the gateway in front of it (and the platform's own runs). It runs at a
 # lower scheduling priority: its compute (and the engine's busy-polling of its shared-memory queues) otherwise makes
 # the gateway's short bursts on every request's path (parse, guards, journal fsync) wait for a core. Alone on the
-# machine it loses nothing; docs/serving.md has the measurement (benchmarks/gateway_overhead.py).
+# machine it loses nothing. docs/operations.md ("What runs where") says so; benchmarks/gateway_overhead.py measures it.
 CPU_NICE = 10
 
 
