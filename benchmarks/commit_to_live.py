@@ -39,6 +39,7 @@ import json
 import os
 import random
 import re
+import shutil
 import socket
 import statistics
 import sys
@@ -405,6 +406,8 @@ def main() -> int:
         thread.join(timeout=10)
         receiver.should_exit = True
         local.stop(home, MODEL, log=lambda _: None)
+        if args.workdir is None:  # a temporary folder is ours to remove (about 40 MB a run)
+            shutil.rmtree(workdir, ignore_errors=True)
 
     what = f"{args.change}-only pushes -> live"
     print(f"\n{what} ({args.pushes} per mode; tick every {tick_s} s, poll every {poll_s:.0f} s)")

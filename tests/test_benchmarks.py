@@ -10,10 +10,12 @@ exits with `benchmarks.support.SKIP` and says why: a skip, like the tests that n
 from __future__ import annotations
 
 import ast
+import getpass
 import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -51,16 +53,31 @@ def test_every_benchmark_is_picked_up() -> None:
 
 
 @pytest.mark.parametrize("script", params())
-def test_the_benchmark_runs_in_its_smoke_mode(script: Path, request: pytest.FixtureRequest) -> None:
+def test_the_benchmark_runs_in_its_smoke_mode(script: Path, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """It runs to its end, prints ours, the baseline and their ratio, and leaves nothing in its temporary folder:
+    every run of make test runs each one, and a leaked folder a run (commit_to_live's was 40 MB) fills the disk."""
     source = script.read_text(encoding="utf-8")
     assert '"--smoke"' in source, f"benchmarks/{script.name} has no --smoke mode (tests/test_benchmarks.py)"
     argv = [sys.executable, str(script), "--smoke"]
     if "--upstream" in source:
         argv += ["--upstream", request.getfixturevalue("demo_vllm").base_url]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_UPDATE_CHECK": "1", "TOKENIZERS_PARALLELISM": "false"}
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    # torch's compile cache is a cache across runs, not a leak: it stays where it always is.
+    inductor = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or f"{tempfile.gettempdir()}/torchinductor_{getpass.getuser()}"
+    env = {
+        **os.environ,
+        "TMPDIR": str(scratch),
+        "TORCHINDUCTOR_CACHE_DIR": inductor,
+        "HF_HUB_OFFLINE": "1",
+        "HF_HUB_DISABLE_UPDATE_CHECK": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=SMOKE_TIMEOUT_S)
     if done.returncode == SKIP:
         pytest.skip(f"benchmarks/{script.name}: {done.stderr.strip().splitlines()[-1]}")
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     for word in ("ours", "baseline", "ratio"):
         assert re.search(rf"\b{word}\b", done.stdout, re.IGNORECASE), f"no {word!r} in:\n{done.stdout[-3000:]}"
+    left = sorted(p.name for p in scratch.iterdir())
+    assert not left, f"benchmarks/{script.name} left {left} in its temporary folder"

@@ -44,7 +44,9 @@ def running_postgres() -> Iterator[PostgresServer]:
     if bindir is None:
         raise PostgresUnavailable("PostgreSQL is not installed (apt-get install postgresql; `make test` installs it)")
     as_user: list[str] = []
-    folder = Path(tempfile.mkdtemp(prefix="ai-platform-pg-"))  # under /tmp: the postgres user must reach it
+    folder = Path(
+        tempfile.mkdtemp(prefix="ai-platform-pg-", dir="/tmp")
+    )  # the postgres user must reach it: not $TMPDIR
     if os.geteuid() == 0:
         if shutil.which("runuser") is None or subprocess.run(["id", "postgres"], capture_output=True).returncode:
             shutil.rmtree(folder)
