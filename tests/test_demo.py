@@ -139,3 +139,30 @@ def test_with_published_the_repo_ships_the_clause_classifier_beside_the_reviewer
     assert len(cases) == 42 and {c["expected"]["fields"]["kind"] for c in cases} == set(classifier.KINDS)
     prose = [json.loads(line)["text"] for line in (repo / classifier.PROSE_FILE).read_text().splitlines()]
     assert len(prose) == classifier.PROSE_PARAGRAPHS and all(" the " in p and "_" not in p for p in prose)
+
+
+def test_the_paraphrase_split_shares_no_clause_with_training_the_eval_set_or_the_retrieval_corpus() -> None:
+    """Issue 35's honest measurement: a paraphrase-split contract's clauses are in wordings no training contract,
+    eval case or retrieval-corpus entry holds, and it carries the same risks as the usual-wordings contract of its
+    seed would (so the two splits differ only in the wordings)."""
+    from ai_platform.demo import corpus
+    from ai_platform.demo.repo import eval_cases
+
+    def clauses(text: str) -> set[str]:
+        return {line.split(" ", 1)[1] for line in text.splitlines()[1:]}
+
+    seen: set[str] = set()
+    for example in corpus.examples(0, demo_model.Recipe().train_examples, "train"):
+        seen |= clauses(example.text)
+    for case in eval_cases(0):
+        seen |= clauses(case["vars"]["input_pdf_text"])
+    retrieval = json.dumps(corpus.legal_basis(), ensure_ascii=False)  # what the demo repo's corpus file holds
+    usual = corpus.examples(77, 200, "usual")
+    paraphrased = corpus.examples(77, 200, "para", paraphrased=True)
+    assert [e.risks for e in usual] == [e.risks for e in paraphrased]
+    held = set().union(*(clauses(e.text) for e in paraphrased))
+    assert held and not held & seen
+    wordings = [w for kind in corpus.PARAPHRASES.values() for group in kind for w in group]
+    assert set(corpus.PARAPHRASES) == {kind.name for kind in corpus.CLAUSES}
+    for wording in wordings:  # as the corpus shows a wording: its values left empty
+        assert wording.format(amount="", days="", pct="", years="", city="") not in retrieval, wording

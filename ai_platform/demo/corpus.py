@@ -113,6 +113,82 @@ CLAUSES: tuple[ClauseKind, ...] = (
     ),
 )
 
+# The paraphrase split (issue 35's honest measurement): for each clause kind, risky and safe wordings that no
+# training contract, eval case, reviewer's contract or retrieval-corpus entry uses (`contract` draws them only
+# with `paraphrased=True`), so a held-out contract's risks must be recognised, not recalled. Written for this
+# split by the project (not from a published source): (risky_zh, safe_zh, risky_en, safe_en).
+PARAPHRASES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "payment": (
+        ("甲方将视自身经营状况择机支付货款{amount}元。", "价款{amount}元的支付时间由甲方另行通知。"),
+        ("甲方须在收到发票之日起{days}日内付清全部价款{amount}元。",),
+        (
+            "The purchase price of {amount} yuan will be paid whenever the Buyer's cash flow allows.",
+            "The Buyer will settle the {amount} yuan invoice on a date it chooses later.",
+        ),
+        ("The Buyer must pay the full {amount} yuan no later than {days} days after receiving the invoice.",),
+    ),
+    "penalty": (
+        (
+            "若乙方迟延履行，须按合同金额的{pct}%向甲方缴纳罚金。",
+            "一方违反本协议的，应支付相当于合同总价{pct}%的赔偿金。",
+        ),
+        ("违约一方应当赔偿对方由此产生的直接经济损失。",),
+        (
+            "A party in breach owes a penalty equal to {pct}% of the total contract value.",
+            "Late performance by the Seller incurs a fine of {pct}% of the contract sum.",
+        ),
+        ("A party in breach must make good the direct losses the other party actually suffered.",),
+    ),
+    "confidentiality": (
+        (
+            "合作期间知悉的对方资料，任一方均可不受限制地向第三方提供。",
+            "双方无须对合作中接触到的对方技术和经营信息保密。",
+        ),
+        ("未经对方书面同意，任何一方不得向第三方泄露对方的商业秘密，该义务持续{years}年。",),
+        (
+            "Each party is free to share the other's information with third parties without restriction.",
+            "Neither party owes any duty of secrecy regarding the other's business information.",
+        ),
+        ("Neither party may reveal the other's trade secrets to third parties for {years} years without consent.",),
+    ),
+    "termination": (
+        ("甲方有权在任何时候终止本协议，且不负任何赔偿责任。", "本合同仅甲方可以提前终止，乙方不得提出终止。"),
+        ("一方根本违约且在收到书面通知后{days}日内仍未纠正的，守约方有权终止合同。",),
+        (
+            "The Buyer can end this agreement whenever it wishes and owes nothing for doing so.",
+            "Only the Buyer has the right to end this agreement early; the Seller has none.",
+        ),
+        ("If a party fails to remedy a serious breach within {days} days of written notice, the other may end it.",),
+    ),
+    "jurisdiction": (
+        ("双方如有分歧，应友好商量处理。", "合同履行中产生的纠纷由双方自行沟通解决。"),
+        ("本合同项下的纠纷，由{city}仲裁委员会按其规则裁决。",),
+        (
+            "Any disagreement will be resolved amicably between the parties.",
+            "The parties will sort out any conflicts by talking to each other.",
+        ),
+        ("All disputes under this agreement go to the courts of {city}.",),
+    ),
+    "ip": (
+        ("项目产出的知识产权归谁所有，由双方日后协商确定。", "工作成果的权利归属待项目结束后再行约定。"),
+        ("本项目产生的全部知识产权属于甲方，乙方享有署名的权利。",),
+        (
+            "Who holds the rights to the work product will be decided by the parties at a later date.",
+            "Title to the project's results is to be settled after the project ends.",
+        ),
+        ("The Buyer owns all intellectual property rights created under this project.",),
+    ),
+    "exemption": (
+        ("乙方对所交付货物的质量瑕疵概不负责。", "无论何种原因造成的人身伤害，乙方均免除责任。"),
+        ("乙方对交付产品的质量提供{years}年的保修服务。",),
+        (
+            "The Seller accepts no responsibility whatsoever for faults in the delivered goods.",
+            "The Seller is exempt from all liability for personal injury, whatever the cause.",
+        ),
+        ("The Seller guarantees the quality of the delivered goods for {years} years.",),
+    ),
+}
+
 CITIES_ZH = ("北京", "上海", "深圳", "杭州", "成都", "武汉")
 CITIES_EN = ("Beijing", "Shanghai", "Shenzhen", "Hangzhou", "Chengdu", "Wuhan")
 SUBJECTS_ZH = ("软件开发", "设备采购", "技术服务", "房屋租赁", "货物买卖", "咨询服务")
@@ -141,15 +217,18 @@ def _fill(template: str, rng: random.Random, english: bool) -> str:
     )
 
 
-def contract(rng: random.Random, case_id: str, language: str | None = None) -> Example:
-    """One contract of 2 to 4 clauses, each risky with probability 1/2."""
+def contract(rng: random.Random, case_id: str, language: str | None = None, *, paraphrased: bool = False) -> Example:
+    """One contract of 2 to 4 clauses, each risky with probability 1/2 (`paraphrased`: in `PARAPHRASES`' wordings)."""
     language = language or rng.choice(("zh", "zh", "en"))
     english = language == "en"
     kinds = rng.sample(CLAUSES, rng.randint(2, 4))
     clauses, risks = [], []
     for number, kind in enumerate(kinds, start=1):
         risky = rng.random() < 0.5
-        options = (kind.risky_en if risky else kind.safe_en) if english else (kind.risky_zh if risky else kind.safe_zh)
+        risky_zh, safe_zh, risky_en, safe_en = (
+            PARAPHRASES[kind.name] if paraphrased else (kind.risky_zh, kind.safe_zh, kind.risky_en, kind.safe_en)
+        )
+        options = (risky_en if risky else safe_en) if english else (risky_zh if risky else safe_zh)
         text = _fill(rng.choice(options), rng, english)
         clauses.append(f"{number}. {text}" if english else f"第{number}条 {text}")
         if risky:
@@ -161,9 +240,9 @@ def contract(rng: random.Random, case_id: str, language: str | None = None) -> E
     return Example(case_id, language, "\n".join([head, *clauses]), tuple(risks))
 
 
-def examples(seed: int, count: int, prefix: str) -> list[Example]:
+def examples(seed: int, count: int, prefix: str, *, paraphrased: bool = False) -> list[Example]:
     rng = random.Random(seed)
-    return [contract(rng, f"{prefix}-{i:04d}") for i in range(count)]
+    return [contract(rng, f"{prefix}-{i:04d}", paraphrased=paraphrased) for i in range(count)]
 
 
 def legal_basis() -> list[dict[str, str]]:

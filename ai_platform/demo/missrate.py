@@ -52,7 +52,7 @@ class MissRate:
         ]
 
 
-def _missed(example: corpus.Example, output: Any) -> int:
+def missed(example: corpus.Example, output: Any) -> int:
     expected = {"keywords": [r.keyword for r in example.risks], "levels": [r.level for r in example.risks]}
     return round((1 - task_recall(expected, output)) * len(example.risks)) if example.risks else 0
 
@@ -91,8 +91,8 @@ def measure(
             looped = _post(client, f"{gateway}/v1/prompts/{document['name']}:run", {"variables": variables}, headers)
         flagged = bool(looped.get("needs_review"))
         retrieval = looped.get("retrieval") or {}
-        missed = 0 if flagged else _missed(example, looped.get("output"))
-        return _missed(example, answer), missed, flagged, retrieval.get("outcome")
+        left = 0 if flagged else missed(example, looped.get("output"))
+        return missed(example, answer), left, flagged, retrieval.get("outcome")
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(both, examples))

@@ -265,23 +265,7 @@ def train(
         raise TooFewLabelsError(
             f"{model}: {len(rows)} labeled generations; the trust model needs at least {bounds.min_labels}"
         )
-    train_rows, holdout = split(rows)
-    if len({e.correct for e in train_rows}) < 2:
-        raise TooFewLabelsError(f"{model}: the training labels have only one class; label more generations")
-    fitted = fit(train_rows)
-    metrics = evaluate(fitted, holdout, train_rows)
-    calibration = calibrate(train_rows)
-    if calibration is not None:  # kept only where it measurably helps on labels it never saw
-        mapped = evaluate(fitted.calibrated(calibration), holdout, train_rows)
-        metrics["ece_uncalibrated"] = metrics["ece"]
-        metrics["ece_isotonic"] = mapped["ece"]
-        if mapped["ece"] < metrics["ece"]:
-            fitted, metrics = fitted.calibrated(calibration), {**metrics, **_kept(mapped)}
-    metrics["calibrated"] = fitted.calibration is not None
-    # The review threshold, on the same holdout: labels the model never learned from (`trust.threshold`).
-    review = choose([fitted.raw_score(e.features) for e in holdout], [e.correct for e in holdout], *bounds.review)
-    fitted = replace(fitted, review_threshold=review.threshold)
-    metrics["review"] = review.metrics()
+    fitted, metrics, train_rows, holdout = fit_judged(rows, bounds, model)
     incumbent = champion(warehouse, model)
     incumbent_metrics = evaluate(incumbent, holdout, train_rows) if incumbent else None
     metrics.update(
@@ -301,6 +285,32 @@ def train(
         insert_new(con, "trust_models", columns, "version", [row])
         con.execute("UPDATE trust_models SET metrics = ? WHERE version = ?", [json.dumps(metrics), digest])
     return Candidate(candidate, metrics, incumbent_metrics, checks(metrics, bounds), len(rows))
+
+
+def fit_judged(
+    rows: list[Example], bounds: Trust, model: str = "the model"
+) -> tuple[TrustModel, dict[str, Any], list[Example], list[Example]]:
+    """The model fitted on the training side of `rows` (oldest first), calibrated where that helps, with its
+    review threshold, and its holdout figures; also the two sides. What `train` records; the miss-rate benchmark
+    (benchmarks/trust_missrate.py) fits each seed's model with it too."""
+    train_rows, holdout = split(rows)
+    if len({e.correct for e in train_rows}) < 2:
+        raise TooFewLabelsError(f"{model}: the training labels have only one class; label more generations")
+    fitted = fit(train_rows)
+    metrics = evaluate(fitted, holdout, train_rows)
+    calibration = calibrate(train_rows)
+    if calibration is not None:  # kept only where it measurably helps on labels it never saw
+        mapped = evaluate(fitted.calibrated(calibration), holdout, train_rows)
+        metrics["ece_uncalibrated"] = metrics["ece"]
+        metrics["ece_isotonic"] = mapped["ece"]
+        if mapped["ece"] < metrics["ece"]:
+            fitted, metrics = fitted.calibrated(calibration), {**metrics, **_kept(mapped)}
+    metrics["calibrated"] = fitted.calibration is not None
+    # The review threshold, on the same holdout: labels the model never learned from (`trust.threshold`).
+    review = choose([fitted.raw_score(e.features) for e in holdout], [e.correct for e in holdout], *bounds.review)
+    fitted = replace(fitted, review_threshold=review.threshold)
+    metrics["review"] = review.metrics()
+    return fitted, metrics, train_rows, holdout
 
 
 def _kept(mapped: dict[str, Any]) -> dict[str, Any]:
