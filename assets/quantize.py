@@ -77,9 +77,7 @@ def quantized_weights(
         record_preflight(warehouse, snap, choice, backend.target)
         context.log.info(f"serving preflight: {choice.reason}")
         job = job_for(snap, verified, choice, records.store)
-        cluster = backend.target == "kubernetes"
-        where = backend.target + (f" {snap.platform.config.kubernetes.gpu.quantize_image}" if cluster else "")
-        key = inputs_key(snap, verified, job, versions.QUANTIZE, where)
+        key = inputs_key(snap, verified, job, versions.QUANTIZE, backend.workload_site(snap.platform))
         found = recorded(snap, verified, choice, key, records)
         if found is not None:  # inputs and code version unchanged: the recorded result, not AWQ again
             context.log.info(f"inputs and code version unchanged ({key[:12]}): reporting the recorded result")

@@ -126,14 +126,16 @@ def test_nothing_to_roll_back_to_is_said_before_any_job(
 
 
 def test_the_decision_to_submit_a_job(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ai_platform.cli.rollout import runs_in_a_job
+    """The Kubernetes backend decides; the embedded one never submits (its colours are this machine's)."""
+    from ai_platform.backend.embedded import EmbeddedBackend
+    from ai_platform.backend.kubernetes import KubernetesBackend
 
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    assert runs_in_a_job("kubernetes", here=False)
-    assert not runs_in_a_job("kubernetes", here=True)  # a laptop on the pod network
-    assert not runs_in_a_job("embedded", here=False)  # the embedded backend's colours are this machine's
+    assert KubernetesBackend.rolls_back_in_a_job(here=False)
+    assert not KubernetesBackend.rolls_back_in_a_job(here=True)  # a laptop on the pod network
+    assert EmbeddedBackend().submit_rollback(None, here=False, log=print) is None  # type: ignore[arg-type]
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
-    assert not runs_in_a_job("kubernetes", here=False)  # in a pod: the Job's own, or a run pod
+    assert not KubernetesBackend.rolls_back_in_a_job(here=False)  # in a pod: the Job's own, or a run pod
 
 
 def test_reap_all_pauses_each_model_past_its_window_and_leaves_the_others(

@@ -101,8 +101,13 @@ def test_each_decision_is_made_in_one_module() -> None:
     """Which backend runs: backend/__init__.py. Whether artifacts stay in a folder here: the store factory (the
     schema in config.py only checks that a registry store names a registry). Nothing reads where the platform
     is from the environment but the site resolver."""
-    target = {path for path, text in sources().items() if re.search(r"execution\.target\s*[!=]=", text)}
+    target = {path for path, text in sources().items() if re.search(r"\.execution\.target\b", text)}
     assert target == {"ai_platform/backend/__init__.py"}
+    # Nor is a backend's name compared with a target's anywhere else (`target = backend.target` then
+    # `target == "kubernetes"` got past a grep for the first form): each backend answers for itself.
+    named = re.compile(r"""[!=]=\s*["'](kubernetes|embedded)["']|["'](kubernetes|embedded)["']\s*[!=]=""")
+    compared = {path for path, text in sources().items() if named.search(text)}
+    assert compared <= {"ai_platform/backend/__init__.py", "ai_platform/config.py"}, compared
     store = {
         path
         for path, text in sources().items()

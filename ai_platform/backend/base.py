@@ -10,6 +10,7 @@ hands that to Dagster (the executor, Pipes) as the `execution` resource.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -115,4 +116,21 @@ class Backend(Protocol):
 
     def workload(self, platform: Platform, module: str) -> Workload:
         """How `python -m module` (a heavy stage's workload, e.g. quantization) runs for `platform`."""
+        ...
+
+    def workload_site(self, platform: Platform) -> str:
+        """Where a workload runs, in words that change when its result could (the quantization's inputs key)."""
+        ...
+
+    def submit_rollback(self, snap: SpecSnapshot, here: bool, log: Log) -> str | None:
+        """Where the switch back cannot run in this process (a cluster's colours warm up at pod IPs that only its
+        own pods reach), submit it to run there and wait for it; the name of what ran it. None: roll back here
+        (`backend.rollback`). `here`: this machine reaches where the colours run (`rollout rollback --here`)."""
+        ...
+
+    def reap(
+        self, platform: Platform, models: Sequence[str], log: Log, *, rolled_out_only: bool
+    ) -> dict[str, str | None]:
+        """Pause each model's colour the last switch left warm once its rollback window has passed; per model, the
+        colour paused (None: nothing to pause yet). `rolled_out_only`: leave out models never rolled out."""
         ...

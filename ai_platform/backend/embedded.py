@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -92,6 +92,17 @@ class EmbeddedBackend:
         if not QUANTIZE_PYTHON.is_file():
             raise WorkloadError(f"{QUANTIZE_PYTHON} is missing: `make envs` creates the quantize environment")
         return Subprocess([str(QUANTIZE_PYTHON), "-m", module], dict(WORKLOAD_ENV))
+
+    def workload_site(self, platform: Platform) -> str:
+        return self.target
+
+    def submit_rollback(self, snap: SpecSnapshot, here: bool, log: Log) -> str | None:
+        return None  # the colours are this machine's processes
+
+    def reap(
+        self, platform: Platform, models: Sequence[str], log: Log, *, rolled_out_only: bool
+    ) -> dict[str, str | None]:
+        return {}  # the switch stops the old colour at once: nothing is kept warm
 
 
 def _report(snap: SpecSnapshot, rollout: local.Rollout) -> RolloutReport:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -163,6 +164,38 @@ class KubernetesBackend:
         command = ["python", "-m", module]
         spec = gpu_pod_spec(platform, k8s.gpu.quantize_image, command, image_field="quantize_image")
         return Pod(k8s.namespace, spec)
+
+    def workload_site(self, platform: Platform) -> str:
+        return f"{self.target} {platform.config.kubernetes.gpu.quantize_image}"
+
+    @staticmethod
+    def rolls_back_in_a_job(here: bool) -> bool:
+        """From outside the cluster, unless `here` says this machine reaches the pod network (a VPN, a node)."""
+        from ai_platform.rollout.operator import in_cluster
+
+        return not here and not in_cluster()
+
+    def submit_rollback(self, snap: SpecSnapshot, here: bool, log: Log) -> str | None:
+        """A Job of the cluster's own (`rollout.operator`) from outside it: the switch warms the new colour's pods
+        up at their pod IPs, which only the cluster's pods reach."""
+        if not self.rolls_back_in_a_job(here):
+            return None
+        from ai_platform.rollout import operator
+
+        kubernetes.rollback_target(kubernetes.live_state(snap.platform, snap.spec.name), snap.spec.name)  # say so here
+        namespace = snap.platform.config.kubernetes.namespace
+        return operator.submit_rollback(snap.platform, snap.spec.name, connect(namespace).client, log)
+
+    def reap(
+        self, platform: Platform, models: Sequence[str], log: Log, *, rolled_out_only: bool
+    ) -> dict[str, str | None]:
+        """`rollout.kubernetes.reap_idle` for each (a schedule's, an operator's `rollout reap`)."""
+        reaped: dict[str, str | None] = {}
+        for model in models:
+            if rolled_out_only and kubernetes.live_state(platform, model) is None:
+                continue  # never rolled out: nothing kept warm
+            reaped[model] = kubernetes.reap_idle(platform, platform.model(model), log)
+        return reaped
 
 
 @dataclass(frozen=True)

@@ -84,20 +84,12 @@ def rollout_rollback(args: argparse.Namespace) -> None:
     """The switch back, here (`--here`, in a pod, or on the embedded backend), else on Kubernetes in a Job of the
     cluster's own (`rollout.operator`): the switch warms the new colour's pods up at their pod IPs, which only the
     cluster's run pods reach."""
-    from ai_platform.rollout import operator
     from ai_platform.site import site_of
 
     snap = at_repo(args)
     backend = site_of(snap.platform).backend
-    job = None
-    if runs_in_a_job(backend.target, args.here):
-        from ai_platform.rollout.kubernetes import live_state, rollback_target
-
-        rollback_target(live_state(snap.platform, args.model), args.model)  # nothing to roll back to: say so here
-        from ai_platform.backend.kubernetes import connect
-
-        namespace = snap.platform.config.kubernetes.namespace
-        job = operator.submit_rollback(snap.platform, args.model, connect(namespace).client, say)
+    job = backend.submit_rollback(snap, args.here, say)
+    if job is not None:
         live = backend.live(snap.platform, args.model)
         if live is None:
             raise ServingError(
@@ -116,14 +108,6 @@ def rollout_rollback(args: argparse.Namespace) -> None:
     emit(args, found, f"{args.model}: {image} live on {color}")
 
 
-def runs_in_a_job(target: str, here: bool) -> bool:
-    """Whether a rollback is submitted as a Job rather than run in this process: on Kubernetes, from outside the
-    cluster, unless `--here` says this machine reaches the pod network (a VPN, a node)."""
-    from ai_platform.rollout.operator import in_cluster
-
-    return target == "kubernetes" and not here and not in_cluster()
-
-
 def rollout_stop(args: argparse.Namespace) -> None:
     """The backend platform.yaml names stops the model and records it: the local colour's vLLM, or the cluster's
     Deployments scaled to 0 (their Service kept)."""
@@ -140,6 +124,8 @@ def rollout_reap(args: argparse.Namespace) -> None:
     """On Kubernetes, pause the colour the last switch left at 0 replicas once its rollback window has passed
     (`rollout.kubernetes.reap_idle`); the embedded backend stops the old colour at the switch, so nothing waits.
     `--all`: every model of the repo's models/ that has a state (the kit's CronJob runs this)."""
+    from ai_platform.site import site_of
+
     if args.all == bool(args.model):
         raise ConfigError("rollout reap: name one MODEL, or --all (every model of the repo)")
     if args.all:
@@ -148,15 +134,9 @@ def rollout_reap(args: argparse.Namespace) -> None:
     else:
         platform = at_repo(args).platform
         models = [args.model]
-    target = platform.config.execution.target
-    reaped: dict[str, str | None] = {}
-    if target == "kubernetes":
-        from ai_platform.rollout.kubernetes import live_state, reap_idle
-
-        for model in models:
-            if args.all and live_state(platform, model) is None:
-                continue  # never rolled out: nothing kept warm
-            reaped[model] = reap_idle(platform, platform.model(model), say)
+    backend = site_of(platform).backend
+    target = backend.target
+    reaped = backend.reap(platform, models, say, rolled_out_only=args.all)
     human = (
         "\n".join(
             f"{model}: {color} paused at 0 replicas" if color else f"{model}: nothing to reap"
