@@ -2,7 +2,7 @@
 
 duckdb 1.5 cannot open a 2.0 file (storage version 999), and the platform moved
 to 1.5.5 because the DuckLake extensions exist only for it. `convert` installs
-duckdb 2.0 on the side (pip, into the platform home's cache), has it export every
+duckdb 2.0 on the side (pip, into $AI_PLATFORM_CACHE, else ~/.cache/ai-platform), has it export every
 table to Parquet, creates a fresh warehouse with this version's migrations, loads
 each table by column name, checks every row count, and swaps the files: the
 original stays beside it as `<name>.duckdb-2.0`. Nothing is lost if any step fails.
