@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import time
@@ -13,6 +14,7 @@ from gateway_harness import api_key, roll_out
 from gateway_harness import client as gateway
 from prometheus_client.parser import text_string_to_metric_families
 
+from ai_platform.serving.gateway.access import BufferedLines
 from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.metrics import Metrics
 from ai_platform.warehouse import Warehouse, generation_row
@@ -111,6 +113,53 @@ def test_every_request_has_one_access_line_and_one_count(client, caplog: pytest.
         {"route": "/v1/prompts/{name}:run", "model": "contract-reviewer", "status": "503"},
     )
     assert counted == 1
+
+
+def _access_logger(handler: BufferedLines) -> logging.Logger:
+    logger = logging.getLogger(f"test.access.{id(handler)}")
+    logger.addHandler(handler)
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    return logger
+
+
+def test_access_lines_are_written_in_batches_and_all_of_them_at_close() -> None:
+    """One write per batch, not a write and a flush per request; what waits is written when the handler closes
+    (logging.shutdown at exit, or serve's own end)."""
+    stream = io.StringIO()
+    handler = BufferedLines(stream, flush_s=3600)
+    logger = _access_logger(handler)
+    for i in range(3):
+        logger.info('{"n": %d}', i)
+    assert stream.getvalue() == "", "the lines wait for the interval"
+    handler.close()
+    assert [json.loads(line)["n"] for line in stream.getvalue().splitlines()] == [0, 1, 2]
+    handler.flusher.join(timeout=30)
+    assert not handler.flusher.is_alive(), "closed, its flusher thread ends"
+
+
+def test_access_lines_are_written_once_enough_wait() -> None:
+    stream = io.StringIO()
+    handler = BufferedLines(stream, flush_s=3600, capacity=2)
+    logger = _access_logger(handler)
+    logger.info("one")
+    assert stream.getvalue() == ""
+    logger.info("two")
+    assert stream.getvalue() == "one\ntwo\n"
+    handler.close()
+
+
+def test_access_lines_are_written_within_the_interval_without_more_traffic() -> None:
+    """A line logged once, with nothing after it, still reaches the stream: the flusher thread writes it."""
+    stream = io.StringIO()
+    handler = BufferedLines(stream, flush_s=0.05)
+    logger = _access_logger(handler)
+    logger.info("alone")
+    deadline = time.monotonic() + 30  # a generous bound on a loaded machine; the flusher's interval is 0.05 s
+    while "alone" not in stream.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert stream.getvalue() == "alone\n"
+    handler.close()
 
 
 def _row(generation_id: str, received: datetime) -> list[object]:

@@ -10,12 +10,21 @@ generation id. A request whose caller left before its answer ended (the pipeline
 sets `request.state.cancelled`) is logged and counted with status 499, as nginx
 does, whatever status line went out before, and counted in
 `ai_platform_gateway_cancelled_total{route,model}`.
+
+`ai-platform serve` writes the lines to stderr in batches (`BufferedLines`), as nginx's
+`access_log ... buffer= flush=` does: once a second, when 256 lines wait, and at
+shutdown. One write per batch instead of a write and a flush per request (~0.1 ms
+of the event loop's CPU each); a kill -9 can lose the last second of lines (never a
+journaled generation: the journal is fsync'd before each reply).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import sys
+import threading
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -26,6 +35,55 @@ from ai_platform.serving.gateway.metrics import Metrics
 
 ACCESS = logging.getLogger("ai_platform.gateway.access")
 CALLER_GONE = 499  # the status of a request whose caller left before its answer ended, as nginx logs it
+FLUSH_S = 1.0  # the longest an access line waits in memory (nginx's flush=)
+BUFFER_LINES = 256  # or until this many wait (nginx's buffer=)
+
+
+class BufferedLines(logging.StreamHandler[Any]):
+    """A StreamHandler that writes its lines in batches: at least every `flush_s` (a daemon thread), as soon as
+    `capacity` lines wait, and when it is flushed or closed (logging.shutdown does both at exit)."""
+
+    def __init__(self, stream: Any = None, flush_s: float = FLUSH_S, capacity: int = BUFFER_LINES) -> None:
+        super().__init__(stream)
+        self.capacity = capacity
+        self.lines: list[str] = []
+        self.stopped = threading.Event()
+        self.flusher = threading.Thread(target=self._flush_every, args=(flush_s,), name="access-log", daemon=True)
+        self.flusher.start()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.lines.append(self.format(record) + self.terminator)
+        except Exception:  # as StreamHandler.emit: a line that cannot be formatted is reported, never raised
+            self.handleError(record)
+            return
+        if len(self.lines) >= self.capacity:
+            self.flush()
+
+    def flush(self) -> None:
+        with self.lock or contextlib.nullcontext():
+            if self.lines:
+                lines, self.lines = self.lines, []
+                self.stream.write("".join(lines))
+            super().flush()
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.flush()
+        super().close()
+
+    def _flush_every(self, seconds: float) -> None:
+        while not self.stopped.wait(seconds):
+            with contextlib.suppress(OSError, ValueError):  # stderr gone (closed, a broken pipe): keep the thread
+                self.flush()
+
+
+def log_to_stderr() -> BufferedLines:
+    """The access lines on stderr, one JSON object per line with nothing around it, written in batches."""
+    handler = BufferedLines(sys.stderr)
+    ACCESS.addHandler(handler)
+    ACCESS.propagate = False
+    return handler
 
 
 class AccessLog:

@@ -38,7 +38,7 @@ from ai_platform.detectors import injection_model
 from ai_platform.errors import KeyRefused, PlatformError, RequestBodyError
 from ai_platform.oci.store import RegistryStore
 from ai_platform.serving.gateway import bodies
-from ai_platform.serving.gateway.access import ACCESS, AccessLog
+from ai_platform.serving.gateway.access import ACCESS, AccessLog, log_to_stderr
 from ai_platform.serving.gateway.admission import Windows
 from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.health import Health
@@ -288,12 +288,12 @@ def serve(
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(f"http://{host}:{port}\n")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    access = logging.StreamHandler()  # one JSON object per line, nothing around it
-    ACCESS.addHandler(access)
-    ACCESS.propagate = False
+    access = log_to_stderr()  # written once a second (access.BufferedLines), and at the end
     try:
         store = RegistryStore(states_from, Path(home) / "artifacts") if states_from else None
         app = create_app(Path(home), keys_file, store, window_storage)
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=drain_s)
     finally:
         marker.unlink(missing_ok=True)
+        ACCESS.removeHandler(access)
+        access.close()
