@@ -115,6 +115,26 @@ def test_every_request_has_one_access_line_and_one_count(client, caplog: pytest.
     assert counted == 1
 
 
+def test_looked_up_metric_children_count_where_metrics_reads_them() -> None:
+    """Metrics.child keeps each labelled child after its first lookup: the same child the registry renders."""
+    metrics = Metrics()
+    for _ in range(3):
+        metrics.observe("/v1/chat/completions", "m", 200, 0.1, 0.05)
+    metrics.admission("m", "admitted", 2)
+    labels = {"route": "/v1/chat/completions", "model": "m", "status": "200"}
+    assert metrics.registry.get_sample_value("ai_platform_gateway_requests_total", labels) == 3
+    assert metrics.registry.get_sample_value("ai_platform_gateway_request_duration_seconds_count", labels) == 3
+    assert (
+        metrics.registry.get_sample_value(
+            "ai_platform_admission_decisions_total", {"model": "m", "decision": "admitted"}
+        )
+        == 1
+    )
+    assert metrics.child(metrics.requests, "/v1/chat/completions", "m", "200") is metrics.requests.labels(
+        "/v1/chat/completions", "m", "200"
+    )
+
+
 def _access_logger(handler: BufferedLines) -> logging.Logger:
     logger = logging.getLogger(f"test.access.{id(handler)}")
     logger.addHandler(handler)

@@ -119,7 +119,7 @@ class AccessLog:
         status = seen["status"]
         if state.get("cancelled"):  # the caller left before the answer ended (nginx's 499)
             status = CALLER_GONE
-            self.metrics.cancelled.labels(route, model).inc()
+            self.metrics.child(self.metrics.cancelled, route, model).inc()
         self.metrics.observe(route, model, status, seconds, first_byte)
         line = {
             "time": at.isoformat(timespec="milliseconds"),
