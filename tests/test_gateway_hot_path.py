@@ -87,3 +87,21 @@ def test_a_full_batch_is_written_at_once_without_waiting_for_a_lull(tmp_path: Pa
             with WAREHOUSE_LOCK:
                 stored = Warehouse(db).query("SELECT count(*) FROM generations")[1][0][0]
     assert stored == BATCH_ROWS, "a full batch waits for neither a lull nor max_wait_s"
+
+
+def test_a_row_is_written_max_wait_s_after_it_came_when_quiet_s_is_longer(tmp_path: Path) -> None:
+    """An idle writer sleeps for the earlier of the two deadlines, so max_wait_s holds for the first row too."""
+    db = str(tmp_path / "wh.duckdb")
+    log = GenerationLog(Metrics(), quiet_s=3600, max_wait_s=0.2)
+    received = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
+    row = generation_row(
+        generation_id="gen-0", model="m", prompt_name="p", prompt_version="v", source="gateway", created_at=received
+    )
+    log.add(db, row)
+    deadline, stored = time.monotonic() + 60, 0  # a generous bound on a loaded machine, not a latency claim
+    while not stored and time.monotonic() < deadline:
+        time.sleep(0.1)
+        if Path(db).is_file():
+            with WAREHOUSE_LOCK:
+                stored = Warehouse(db).query("SELECT count(*) FROM generations")[1][0][0]
+    assert stored == 1, "written within max_wait_s, not after quiet_s"

@@ -109,7 +109,8 @@ class GenerationLog:
         while True:
             now = time.monotonic()
             if not pending:
-                wait = self.quiet_s  # a row that comes now is found within quiet_s, and written quiet_s after it came
+                # a row that comes now is found in time for the earlier of its two deadlines
+                wait = min(self.quiet_s, self.max_wait_s)
             elif urgent or now >= due:
                 wait = max(0.0, retry_at - now)
             else:
