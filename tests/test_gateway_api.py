@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -14,6 +15,7 @@ from gateway_harness import api_key, roll_out
 from gateway_harness import client as gateway
 from prometheus_client.parser import text_string_to_metric_families
 
+from ai_platform.serving.gateway import access
 from ai_platform.serving.gateway.access import BufferedLines
 from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.metrics import Metrics
@@ -144,23 +146,20 @@ def _access_logger(handler: BufferedLines) -> logging.Logger:
 
 
 def test_access_lines_are_written_in_batches_and_all_of_them_at_close() -> None:
-    """One write per batch, not a write and a flush per request; what waits is written when the handler closes
-    (logging.shutdown at exit, or serve's own end)."""
+    """One write per batch, not a write and a flush per request; what waits is written when the handler closes."""
     stream = io.StringIO()
-    handler = BufferedLines(stream, flush_s=3600)
+    handler = BufferedLines(stream)
     logger = _access_logger(handler)
     for i in range(3):
         logger.info('{"n": %d}', i)
-    assert stream.getvalue() == "", "the lines wait for the interval"
+    assert stream.getvalue() == "", "the lines wait for a flush"
     handler.close()
     assert [json.loads(line)["n"] for line in stream.getvalue().splitlines()] == [0, 1, 2]
-    handler.flusher.join(timeout=30)
-    assert not handler.flusher.is_alive(), "closed, its flusher thread ends"
 
 
 def test_access_lines_are_written_once_enough_wait() -> None:
     stream = io.StringIO()
-    handler = BufferedLines(stream, flush_s=3600, capacity=2)
+    handler = BufferedLines(stream, capacity=2)
     logger = _access_logger(handler)
     logger.info("one")
     assert stream.getvalue() == ""
@@ -169,17 +168,28 @@ def test_access_lines_are_written_once_enough_wait() -> None:
     handler.close()
 
 
-def test_access_lines_are_written_within_the_interval_without_more_traffic() -> None:
-    """A line logged once, with nothing after it, still reaches the stream: the flusher thread writes it."""
+def test_access_lines_are_written_every_interval_without_more_traffic() -> None:
+    """A line logged once, with nothing after it, still reaches the stream: the app's flush_every task writes it."""
     stream = io.StringIO()
-    handler = BufferedLines(stream, flush_s=0.05)
-    logger = _access_logger(handler)
-    logger.info("alone")
-    deadline = time.monotonic() + 30  # a generous bound on a loaded machine; the flusher's interval is 0.05 s
-    while "alone" not in stream.getvalue() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert stream.getvalue() == "alone\n"
-    handler.close()
+    handler = BufferedLines(stream)
+    level = access.ACCESS.level
+    access.ACCESS.addHandler(handler)
+    access.ACCESS.setLevel(logging.INFO)
+    try:
+
+        async def alone() -> None:
+            flushing = asyncio.create_task(access.flush_every(0.05))
+            access.ACCESS.info("alone")
+            deadline = time.monotonic() + 30  # a generous bound on a loaded machine; the interval is 0.05 s
+            while "alone" not in stream.getvalue() and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            flushing.cancel()
+
+        asyncio.run(alone())
+        assert stream.getvalue() == "alone\n"
+    finally:
+        access.ACCESS.removeHandler(handler)
+        access.ACCESS.setLevel(level)
 
 
 def _row(generation_id: str, received: datetime) -> list[object]:

@@ -12,19 +12,22 @@ does, whatever status line went out before, and counted in
 `ai_platform_gateway_cancelled_total{route,model}`.
 
 `ai-platform serve` writes the lines to stderr in batches (`BufferedLines`), as nginx's
-`access_log ... buffer= flush=` does: once a second, when 256 lines wait, and at
-shutdown. One write per batch instead of a write and a flush per request (~0.1 ms
-of the event loop's CPU each); a kill -9 can lose the last second of lines (never a
-journaled generation: the journal is fsync'd before each reply).
+`access_log ... buffer= flush=` does: once a second (`flush_every`, a task of the
+app's lifespan), as soon as 256 lines wait, and when the app shuts down (its
+lifespan's end: uvicorn re-raises SIGTERM after it, so no atexit handler runs). One
+write per batch instead of a write and a flush per request; a kill -9 can lose the
+last second of lines (never a journaled generation: the journal is fsync'd before
+each reply). The flushes are the app's, not a thread's of the handler: uvicorn's
+logging setup (dictConfig) closes every handler there is when it starts.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
 import sys
-import threading
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -40,16 +43,13 @@ BUFFER_LINES = 256  # or until this many wait (nginx's buffer=)
 
 
 class BufferedLines(logging.StreamHandler[Any]):
-    """A StreamHandler that writes its lines in batches: at least every `flush_s` (a daemon thread), as soon as
-    `capacity` lines wait, and when it is flushed or closed (logging.shutdown does both at exit)."""
+    """A StreamHandler that writes its lines in batches: as soon as `capacity` lines wait, and whenever it is
+    flushed (`flush_every`, `flush`) or closed (logging.shutdown does both at a normal exit)."""
 
-    def __init__(self, stream: Any = None, flush_s: float = FLUSH_S, capacity: int = BUFFER_LINES) -> None:
+    def __init__(self, stream: Any = None, capacity: int = BUFFER_LINES) -> None:
         super().__init__(stream)
         self.capacity = capacity
         self.lines: list[str] = []
-        self.stopped = threading.Event()
-        self.flusher = threading.Thread(target=self._flush_every, args=(flush_s,), name="access-log", daemon=True)
-        self.flusher.start()
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -68,14 +68,22 @@ class BufferedLines(logging.StreamHandler[Any]):
             super().flush()
 
     def close(self) -> None:
-        self.stopped.set()
         self.flush()
         super().close()
 
-    def _flush_every(self, seconds: float) -> None:
-        while not self.stopped.wait(seconds):
-            with contextlib.suppress(OSError, ValueError):  # stderr gone (closed, a broken pipe): keep the thread
-                self.flush()
+
+def flush() -> None:
+    """Write the access lines that wait now."""
+    for handler in ACCESS.handlers:
+        with contextlib.suppress(OSError, ValueError):  # stderr gone (closed, a broken pipe): nothing to write to
+            handler.flush()
+
+
+async def flush_every(seconds: float = FLUSH_S) -> None:
+    """Write the access lines that wait, every `seconds` (nginx's flush=), until cancelled."""
+    while True:
+        await asyncio.sleep(seconds)
+        flush()
 
 
 def log_to_stderr() -> BufferedLines:
