@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import logging
 import time
@@ -13,6 +15,8 @@ from gateway_harness import api_key, roll_out
 from gateway_harness import client as gateway
 from prometheus_client.parser import text_string_to_metric_families
 
+from ai_platform.serving.gateway import access
+from ai_platform.serving.gateway.access import BufferedLines
 from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.metrics import Metrics
 from ai_platform.warehouse import Warehouse, generation_row
@@ -111,6 +115,81 @@ def test_every_request_has_one_access_line_and_one_count(client, caplog: pytest.
         {"route": "/v1/prompts/{name}:run", "model": "contract-reviewer", "status": "503"},
     )
     assert counted == 1
+
+
+def test_looked_up_metric_children_count_where_metrics_reads_them() -> None:
+    """Metrics.child keeps each labelled child after its first lookup: the same child the registry renders."""
+    metrics = Metrics()
+    for _ in range(3):
+        metrics.observe("/v1/chat/completions", "m", 200, 0.1, 0.05)
+    metrics.admission("m", "admitted", 2)
+    labels = {"route": "/v1/chat/completions", "model": "m", "status": "200"}
+    assert metrics.registry.get_sample_value("ai_platform_gateway_requests_total", labels) == 3
+    assert metrics.registry.get_sample_value("ai_platform_gateway_request_duration_seconds_count", labels) == 3
+    assert (
+        metrics.registry.get_sample_value(
+            "ai_platform_admission_decisions_total", {"model": "m", "decision": "admitted"}
+        )
+        == 1
+    )
+    assert metrics.child(metrics.requests, "/v1/chat/completions", "m", "200") is metrics.requests.labels(
+        "/v1/chat/completions", "m", "200"
+    )
+
+
+def _access_logger(handler: BufferedLines) -> logging.Logger:
+    logger = logging.getLogger(f"test.access.{id(handler)}")
+    logger.addHandler(handler)
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    return logger
+
+
+def test_access_lines_are_written_in_batches_and_all_of_them_at_close() -> None:
+    """One write per batch, not a write and a flush per request; what waits is written when the handler closes."""
+    stream = io.StringIO()
+    handler = BufferedLines(stream)
+    logger = _access_logger(handler)
+    for i in range(3):
+        logger.info('{"n": %d}', i)
+    assert stream.getvalue() == "", "the lines wait for a flush"
+    handler.close()
+    assert [json.loads(line)["n"] for line in stream.getvalue().splitlines()] == [0, 1, 2]
+
+
+def test_access_lines_are_written_once_enough_wait() -> None:
+    stream = io.StringIO()
+    handler = BufferedLines(stream, capacity=2)
+    logger = _access_logger(handler)
+    logger.info("one")
+    assert stream.getvalue() == ""
+    logger.info("two")
+    assert stream.getvalue() == "one\ntwo\n"
+    handler.close()
+
+
+def test_access_lines_are_written_every_interval_without_more_traffic() -> None:
+    """A line logged once, with nothing after it, still reaches the stream: the app's flush_every task writes it."""
+    stream = io.StringIO()
+    handler = BufferedLines(stream)
+    level = access.ACCESS.level
+    access.ACCESS.addHandler(handler)
+    access.ACCESS.setLevel(logging.INFO)
+    try:
+
+        async def alone() -> None:
+            flushing = asyncio.create_task(access.flush_every(0.05))
+            access.ACCESS.info("alone")
+            deadline = time.monotonic() + 30  # a generous bound on a loaded machine; the interval is 0.05 s
+            while "alone" not in stream.getvalue() and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            flushing.cancel()
+
+        asyncio.run(alone())
+        assert stream.getvalue() == "alone\n"
+    finally:
+        access.ACCESS.removeHandler(handler)
+        access.ACCESS.setLevel(level)
 
 
 def _row(generation_id: str, received: datetime) -> list[object]:

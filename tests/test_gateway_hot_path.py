@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ai_platform.config import Admission
 from ai_platform.serving.gateway.admission import Windows
-from ai_platform.serving.gateway.generations import GenerationLog
+from ai_platform.serving.gateway.generations import BATCH_ROWS, WAREHOUSE_LOCK, GenerationLog
 from ai_platform.serving.gateway.metrics import Metrics
 from ai_platform.warehouse import Warehouse, generation_row
 
@@ -63,3 +63,45 @@ def test_rows_reach_the_warehouse_while_traffic_never_pauses(tmp_path: Path) -> 
             first_seen = time.monotonic() - started if rows[0][0] else None
     assert first_seen is not None, "no row reached the warehouse in 5 s of steady traffic"
     log.flush()
+
+
+def test_a_full_batch_is_written_at_once_without_waiting_for_a_lull(tmp_path: Path) -> None:
+    """The writer sleeps until its next deadline rather than waking per row; 500 waiting rows wake it early."""
+    db = str(tmp_path / "wh.duckdb")
+    log = GenerationLog(Metrics(), quiet_s=3600, max_wait_s=3600)
+    received = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
+    for i in range(BATCH_ROWS):
+        row = generation_row(
+            generation_id=f"gen-{i}",
+            model="m",
+            prompt_name="p",
+            prompt_version="v",
+            source="gateway",
+            created_at=received,
+        )
+        log.add(db, row)
+    deadline, stored = time.monotonic() + 60, 0  # a generous bound on a loaded machine, not a latency claim
+    while stored < BATCH_ROWS and time.monotonic() < deadline:
+        time.sleep(0.1)
+        if Path(db).is_file():
+            with WAREHOUSE_LOCK:
+                stored = Warehouse(db).query("SELECT count(*) FROM generations")[1][0][0]
+    assert stored == BATCH_ROWS, "a full batch waits for neither a lull nor max_wait_s"
+
+
+def test_a_row_is_written_max_wait_s_after_it_came_when_quiet_s_is_longer(tmp_path: Path) -> None:
+    """An idle writer sleeps for the earlier of the two deadlines, so max_wait_s holds for the first row too."""
+    db = str(tmp_path / "wh.duckdb")
+    log = GenerationLog(Metrics(), quiet_s=3600, max_wait_s=0.2)
+    received = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
+    row = generation_row(
+        generation_id="gen-0", model="m", prompt_name="p", prompt_version="v", source="gateway", created_at=received
+    )
+    log.add(db, row)
+    deadline, stored = time.monotonic() + 60, 0  # a generous bound on a loaded machine, not a latency claim
+    while not stored and time.monotonic() < deadline:
+        time.sleep(0.1)
+        if Path(db).is_file():
+            with WAREHOUSE_LOCK:
+                stored = Warehouse(db).query("SELECT count(*) FROM generations")[1][0][0]
+    assert stored == 1, "written within max_wait_s, not after quiet_s"

@@ -64,3 +64,30 @@ def test_kill_9_mid_load_loses_no_answered_generation(tmp_path: Path, upstream: 
     assert set(answered) <= rows, f"{len(set(answered) - rows)} answered generations lost"
     assert len(rows) <= len(answered) + CLIENTS, "at most the requests in flight at the kill are extra"
     assert not list((tmp_path / "gateway" / "journal").glob("*.jsonl")), "replayed segments are removed"
+
+
+def test_a_running_gateway_writes_its_access_lines_each_second_and_all_of_them_when_stopped(
+    tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    """The access lines are written in batches (access.BufferedLines): while the gateway runs, by its lifespan's
+    flush task; when it is stopped (SIGTERM), at its lifespan's end, before uvicorn re-raises the signal."""
+    roll_out(tmp_path, upstream)
+    headers = {"Authorization": f"Bearer {api_key(tmp_path)}"}
+    gateway, url = start(tmp_path)
+    log = tmp_path / f"gateway-{url.rsplit(':', 1)[1]}.log"
+
+    def lines() -> list[str]:
+        return [line for line in log.read_text().splitlines() if line.startswith('{"time"')]
+
+    try:
+        assert httpx.get(f"{url}/v1/models", headers=headers, timeout=30).status_code == 200
+        deadline = time.monotonic() + 30  # a generous bound on a loaded machine; the interval is 1 s
+        while not [line for line in lines() if '"/v1/models"' in line] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [line for line in lines() if '"/v1/models"' in line], "written while the gateway runs"
+        for _ in range(5):
+            httpx.get(f"{url}/livez", timeout=30)
+    finally:
+        gateway.send_signal(signal.SIGTERM)
+        gateway.wait(timeout=60)
+    assert len([line for line in lines() if '"/livez"' in line]) == 5, "every line is written when it stops"

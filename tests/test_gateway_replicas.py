@@ -82,6 +82,9 @@ def test_two_replicas_share_a_window_follow_a_prompt_only_rollout_and_log_their_
             time.sleep(0.5)
             stored = stored_in(warehouse)
         assert answered <= stored, f"{len(answered - stored)} answered generations are not in the warehouse"
+        for process, _ in replicas:  # the access lines are written once a second, and all of them at the end
+            process.terminate()
+            process.wait(timeout=30)
         logged = [access_lines(tmp_path, url) for url in urls]
         assert [len([x for x in lines if x["route"] == "/v1/prompts/{name}:run"]) for lines in logged] == [
             len(replies) // 2 + 1

@@ -37,8 +37,7 @@ from ai_platform.config import DRAIN_S
 from ai_platform.detectors import injection_model
 from ai_platform.errors import KeyRefused, PlatformError, RequestBodyError
 from ai_platform.oci.store import RegistryStore
-from ai_platform.serving.gateway import bodies
-from ai_platform.serving.gateway.access import ACCESS, AccessLog
+from ai_platform.serving.gateway import access, bodies
 from ai_platform.serving.gateway.admission import Windows
 from ai_platform.serving.gateway.generations import GenerationLog
 from ai_platform.serving.gateway.health import Health
@@ -208,13 +207,7 @@ class Gateway:
 
 def switched(old: Color, new: Color) -> bool:
     """Whether the release serving a model changed: another colour, address, image, server or process."""
-    return (old.color, old.base_url, old.image, old.release, old.pid) != (
-        new.color,
-        new.base_url,
-        new.image,
-        new.release,
-        new.pid,
-    )
+    return any(getattr(old, field) != getattr(new, field) for field in ("color", "base_url", "image", "release", "pid"))
 
 
 def default_keys_file(home: Path) -> Path:
@@ -238,10 +231,12 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        tasks = [asyncio.create_task(gateway.watch()), asyncio.create_task(gateway.health.watch(gateway.live.serving))]
+        watches = gateway.watch(), gateway.health.watch(gateway.live.serving), access.flush_every()
+        tasks = [asyncio.create_task(watch) for watch in watches]
         yield
         for task in tasks:
             task.cancel()
+        access.flush()  # the last access lines: uvicorn re-raises SIGTERM after this, and no atexit runs
         gateway.log.flush()
         if gateway.log.journal:
             gateway.log.journal.close()  # what is still unwritten stays journaled for the next start
@@ -261,7 +256,7 @@ def create_app(
             Route("/admin/reload", gateway.requires("admin", gateway.admin_reload), methods=["POST"]),
             Route("/admin/status", gateway.requires("admin", gateway.admin_status)),
         ],
-        middleware=[Middleware(AccessLog, metrics=gateway.metrics)],
+        middleware=[Middleware(access.AccessLog, metrics=gateway.metrics)],
         lifespan=lifespan,
     )
     app.state.gateway = gateway
@@ -288,12 +283,11 @@ def serve(
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(f"http://{host}:{port}\n")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    access = logging.StreamHandler()  # one JSON object per line, nothing around it
-    ACCESS.addHandler(access)
-    ACCESS.propagate = False
+    lines = access.log_to_stderr()  # in batches (access.BufferedLines): once a second, and at the end
     try:
         store = RegistryStore(states_from, Path(home) / "artifacts") if states_from else None
         app = create_app(Path(home), keys_file, store, window_storage)
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=drain_s)
     finally:
         marker.unlink(missing_ok=True)
+        lines.close()

@@ -6,7 +6,9 @@ journal are replayed when the next one starts. A batch is written after `quiet_s
 without a new row, at 500 rows, or once its first row has waited `max_wait_s`: each
 write opens the warehouse, checks its migrations and checkpoints (~40 ms of CPU whatever
 its size), so batches stay large under load, and rows still reach the warehouse within
-seconds when the traffic never pauses.
+seconds when the traffic never pauses. The thread is not woken for each row: it sleeps
+until the next of those moments (each row carries the time it came), then takes
+every row waiting at once; 500 waiting rows, or a flush, wake it early.
 """
 
 from __future__ import annotations
@@ -58,12 +60,12 @@ class GenerationLog:
         self.backoff_s = backoff_s
         self.quiet_s = quiet_s
         self.max_wait_s = max_wait_s
-        self.queue: queue.Queue[Any] = queue.Queue()  # (target, row, segment) or _FLUSH
+        self.queue: queue.Queue[Any] = queue.Queue()  # (target, row, segment, monotonic time it came) or _FLUSH
+        self.wake = threading.Event()  # set by a flush, or once BATCH_ROWS rows wait: the writer takes them now
         for segment, entries in journal.orphans() if journal else []:
             LOG.warning("replaying %d journaled rows of a gateway that stopped: %s", len(entries), segment.name)
             for entry in entries:
-                self.queue.put(((entry["db"], entry["table"]), entry["row"], segment))
-                self.metrics.log_pending.inc()
+                self._put((entry["db"], entry["table"]), entry["row"], segment)
         self.thread = threading.Thread(target=self._run, name="generation-log", daemon=True)
         self.thread.start()
 
@@ -76,19 +78,24 @@ class GenerationLog:
         """Journal one row for `table` (generations, or guard_actions) of `warehouse`, then queue it.
         Returns once the row is on disk: call it before the reply goes out."""
         segment = self.journal.append({"db": warehouse, "table": table, "row": row}) if self.journal else None
-        self.queue.put(((warehouse, table), row, segment))
-        self.metrics.log_pending.inc()
+        self._put((warehouse, table), row, segment)
 
     async def add_async(self, warehouse: str, row: list[Any], table: str = "generations") -> None:
         """`add` for the event loop: awaits the journal's fsync that covers the row without taking a thread."""
         entry = {"db": warehouse, "table": table, "row": row}
         segment = await self.journal.append_async(entry) if self.journal else None
-        self.queue.put(((warehouse, table), row, segment))
+        self._put((warehouse, table), row, segment)
+
+    def _put(self, target: tuple[str, str], row: list[Any], segment: Path | None) -> None:
+        self.queue.put((target, row, segment, time.monotonic()))
         self.metrics.log_pending.inc()
+        if self.queue.qsize() >= BATCH_ROWS:
+            self.wake.set()
 
     def flush(self, timeout_s: float = 10.0) -> None:
         """Write what is pending now, and wait (at most `timeout_s`) until it is in the warehouse."""
         self.queue.put(_FLUSH)
+        self.wake.set()
         deadline = time.monotonic() + timeout_s
         while self.queue.unfinished_tasks and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -97,31 +104,39 @@ class GenerationLog:
         pending: dict[tuple[str, str], list[tuple[list[Any], Path | None]]] = defaultdict(list)
         taken, delay, retry_at = 0, self.backoff_s[0], 0.0
         due = math.inf  # the latest the pending rows wait: max_wait_s after the first of them came
+        last = -math.inf  # when the latest pending row came: quiet_s after it, the batch is written
         urgent = False
         while True:
             now = time.monotonic()
             if not pending:
-                wait = 0.2
+                # a row that comes now is found in time for the earlier of its two deadlines
+                wait = min(self.quiet_s, self.max_wait_s)
             elif urgent or now >= due:
                 wait = max(0.0, retry_at - now)
             else:
-                wait = max(min(self.quiet_s, due - now), retry_at - now)
-            quiet = False
-            try:
-                item = self.queue.get(timeout=wait) if wait > 0 else self.queue.get_nowait()
+                wait = max(min(last + self.quiet_s, due) - now, retry_at - now)
+            if wait > 0:
+                self.wake.wait(wait)
+            self.wake.clear()  # before taking the rows: a row put after this sets it again
+            flushed = False
+            while True:
+                try:
+                    item = self.queue.get_nowait()
+                except queue.Empty:
+                    break
                 if item is _FLUSH:
                     self.queue.task_done()
-                    urgent = bool(pending)
+                    flushed = True
                 else:
-                    target, row, segment = item
+                    target, row, segment, came = item
                     pending[target].append((row, segment))
                     taken += 1
-                    due = min(due, time.monotonic() + self.max_wait_s)
-            except queue.Empty:
-                quiet = True
+                    due, last = min(due, came + self.max_wait_s), max(last, came)
+            urgent = urgent or (flushed and bool(pending))
             now = time.monotonic()
             if not pending or now < retry_at:
                 continue
+            quiet = now - last >= self.quiet_s
             if taken < BATCH_ROWS and not (quiet or urgent) and now < due:
                 continue
             taken = 0
@@ -151,4 +166,4 @@ class GenerationLog:
                 for _ in written:
                     self.queue.task_done()
             if not pending:
-                delay, due, urgent = self.backoff_s[0], math.inf, False
+                delay, due, last, urgent = self.backoff_s[0], math.inf, -math.inf, False

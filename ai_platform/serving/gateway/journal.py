@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import os
+import queue
 import threading
 import time
 from dataclasses import dataclass
@@ -78,13 +79,6 @@ class _Waiter:
         self.event = None if loop else threading.Event()
         self.future: asyncio.Future[Path] | None = loop.create_future() if loop else None
 
-    def release(self) -> None:
-        if self.event is not None:
-            self.event.set()
-        elif self.loop is not None:
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
-                self.loop.call_soon_threadsafe(self._settle)
-
     def _settle(self) -> None:
         assert self.future is not None
         if self.future.done():
@@ -94,6 +88,25 @@ class _Waiter:
         else:
             assert self.path is not None
             self.future.set_result(self.path)
+
+
+def _release(group: list[_Waiter]) -> None:
+    """Release each waiter of a group: a thread's event at once; an event loop's futures with one callback per loop
+    (each call_soon_threadsafe wakes the loop), not one per entry."""
+    settle: dict[asyncio.AbstractEventLoop, list[_Waiter]] = {}
+    for waiter in group:
+        if waiter.event is not None:
+            waiter.event.set()
+        elif waiter.loop is not None:
+            settle.setdefault(waiter.loop, []).append(waiter)
+    for loop, waiters in settle.items():
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
+            loop.call_soon_threadsafe(_settle_all, waiters)
+
+
+def _settle_all(waiters: list[_Waiter]) -> None:
+    for waiter in waiters:
+        waiter._settle()
 
 
 class Journal:
@@ -111,8 +124,10 @@ class Journal:
         self.handle: Any = None
         self.fsyncs = 0  # how many fsyncs covered the entries so far (one per group)
         self._pending_bytes = 0
-        self._waiting: list[_Waiter] = []
-        self._wake = threading.Condition(threading.Lock())
+        # What waits for the writer (a C queue: putting one wakes the writer without Python-level locking); None,
+        # put by close() and never followed by anything, stops it
+        self._waiting: queue.SimpleQueue[_Waiter | None] = queue.SimpleQueue()
+        self._submitting = threading.Lock()  # closed, the writer's start, and the put happen together
         self._closed = False
         self._writer: threading.Thread | None = None
 
@@ -143,27 +158,28 @@ class Journal:
         return await waiter.future
 
     def _submit(self, waiter: _Waiter) -> _Waiter:
-        with self._wake:
+        with self._submitting:
             if self._closed:
                 raise ServingError(f"{self.folder}: the journal is closed")
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_groups, name="journal", daemon=True)
                 self._writer.start()
-            self._waiting.append(waiter)
-            self._wake.notify()
+            self._waiting.put(waiter)
         return waiter
 
     def _write_groups(self) -> None:
         while True:
-            with self._wake:
-                while not self._waiting and not self._closed:
-                    self._wake.wait()
-                group, self._waiting = self._waiting, []
-                if not group and self._closed:
-                    return
-            self._write(group)
-            for waiter in group:
-                waiter.release()
+            group = [self._waiting.get()]
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    group.append(self._waiting.get_nowait())
+            closed = group[-1] is None  # close()'s None is the last thing ever put
+            entries = [waiter for waiter in group if waiter is not None]
+            if entries:
+                self._write(entries)
+                _release(entries)
+            if closed:
+                return
 
     def _write(self, group: list[_Waiter]) -> None:
         """Write a group of entries and fsync each segment it touched once; on a failure every entry of the group
@@ -217,10 +233,11 @@ class Journal:
 
     def close(self) -> None:
         """Write what is waiting, stop the writer, seal the current segment."""
-        with self._wake:
+        with self._submitting:
+            writer = self._writer if not self._closed else None
             self._closed = True
-            self._wake.notify()
-            writer = self._writer
+            if writer is not None:
+                self._waiting.put(None)
         if writer is not None:
             writer.join()
         with self.lock:
