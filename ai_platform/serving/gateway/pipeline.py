@@ -12,9 +12,10 @@ steps between are the same for both. A streamed reply is the same steps, with
 score, guard output and journal run when the upstream's `[DONE]` arrives, before
 it is relayed. A refusal at any step is a `GatewayRefusal`, answered in the
 OpenAI error shape. A reply goes out only once its generation row is journaled
-(on disk). Blocking work stays off the event loop: the journal and the masking of
-stored inputs run in a worker thread, and so do the detectors on texts longer than
-`OFF_LOOP_CHARS` (shorter ones take microseconds, less than a thread hop).
+(on disk). Blocking work stays off the event loop: the journal's writes and fsyncs
+run in its writer thread, and the detectors and the masking of stored inputs run in a
+worker thread on texts longer than `OFF_LOOP_CHARS` (shorter ones take microseconds,
+less than a thread hop).
 
 A caller that leaves cancels its work: while a request waits on the model server,
 one task (`Watch`) waits for the caller's `http.disconnect` and cancels the wait; a
