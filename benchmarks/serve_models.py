@@ -13,14 +13,17 @@ quantize environment, what `quantized_weights` runs; the recipe from the demo sp
 groups of 128 for the demo model, 64 for the published one), calibrated on the data the demo repo ships with
 them (the contract chats; Newton's Opticks) but on `--calibration-samples` (16) samples of at most 128 tokens,
 not the spec's 64 of 256, to stay quick: calibration changes the weights' values, not their shapes or kernels.
-The baseline: the same model unquantized. Every server is started by `ai_platform.serving.vllm.launch` with the
-model's spec `serving` section (dtype auto: float32 for the demo checkpoint, float16 for the published one, and
-bfloat16 for W4A16, which vLLM's CPU WNA16 kernel needs); the demo model's baseline by the benchmarks' shared
-helper (`support/vllm.py`; `--upstream URL` reuses a running one). W4A16 on vLLM's CPU build needs its
+The baseline: the same model unquantized, as the platform serves it. Every server is started by
+`ai_platform.serving.vllm.launch` with the model's spec `serving` section (dtype auto: float32 for the demo
+checkpoint, float16 for the published one, and bfloat16 for W4A16, which vLLM's CPU WNA16 kernel needs); the demo
+model's baseline by the benchmarks' shared helper (`support/vllm.py`; `--upstream URL` reuses a running one).
+Because ours computes in bfloat16 and the baseline does not, a second baseline, `bf16`, serves the unquantized
+folder as bfloat16: ours against it is what the 4-bit weights themselves change, ours against the baseline what
+shipping the quantized model changes. W4A16 on vLLM's CPU build needs its
 `cpu_gemm_wna16` kernel (AVX-512 CPUs): where the runtime probe says it is missing, the quantized side is skipped
 by name and the output says why.
 
-Both servers of a model run at once (one idle while the other is measured) and `--rounds` (5) rounds alternate
+The servers of a model run at once (idle while another is measured) and `--rounds` (5) rounds rotate
 their order, the ratio taken within each round and then its median: on a shared 2-core machine the speed drifts
 from minute to minute. Per round and side: time to first token, streamed, one request at a time (`--ttft-requests`,
 median), then `--clients` (8) concurrent clients each streaming `--requests` (4) chats of exactly `--max-tokens`
@@ -200,9 +203,24 @@ def request(model: Model, max_tokens: int) -> dict[str, Any]:
 
 
 @contextmanager
-def served(model: Model, folder: Path, log: Path) -> Iterator[str]:
-    with launch(folder, model.name, model.serving, python=SERVE_PYTHON, log_path=log) as server:
+def served(model: Model, folder: Path, log: Path, dtype: str | None = None) -> Iterator[str]:
+    serving = model.serving if dtype is None else model.serving.model_copy(update={"dtype": dtype})
+    with launch(folder, model.name, serving, python=SERVE_PYTHON, log_path=log) as server:
         yield server.base_url
+
+
+def checkpoint_dtype(folder: Path) -> str:
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    return str(config.get("dtype") or config.get("torch_dtype"))
+
+
+def ratios(rounds: list[dict[str, Figures]], ours: str, other: str) -> str:
+    med = statistics.median
+    return (
+        f"throughput {med(r[ours].tokens_per_s / r[other].tokens_per_s for r in rounds):.2f}x, time to first token"
+        f" {med(r[ours].ttft_idle_s / r[other].ttft_idle_s for r in rounds):.2f}x alone,"
+        f" {med(r[ours].ttft_loaded_s / r[other].ttft_loaded_s for r in rounds):.2f}x loaded"
+    )
 
 
 def compare(model: Model, sides: dict[str, str], args: argparse.Namespace, note: str) -> None:
@@ -220,7 +238,7 @@ def compare(model: Model, sides: dict[str, str], args: argparse.Namespace, note:
     )
     print(f"{'round':>5} {'side':>8} {'tok/s':>9} {'TTFT alone ms':>14} {'TTFT loaded ms':>15}")
     for i in range(args.rounds):
-        order = names if i % 2 == 0 else names[::-1]
+        order = names[i % len(names) :] + names[: i % len(names)]
         figures = {name: asyncio.run(measure(sides[name], body, args)) for name in order}
         rounds.append(figures)
         for name in names:
@@ -234,15 +252,11 @@ def compare(model: Model, sides: dict[str, str], args: argparse.Namespace, note:
             f" {med(r[name].ttft_loaded_s for r in rounds) * 1000:.1f} ms loaded (medians over {len(rounds)} rounds)"
         )
     if "ours" in sides and "baseline" in sides:
-        ratio = statistics.median(r["ours"].tokens_per_s / r["baseline"].tokens_per_s for r in rounds)
-        ttft = statistics.median(r["ours"].ttft_idle_s / r["baseline"].ttft_idle_s for r in rounds)
-        loaded = statistics.median(r["ours"].ttft_loaded_s / r["baseline"].ttft_loaded_s for r in rounds)
-        print(
-            f"ratio (ours / baseline, median of the per-round ratios): throughput {ratio:.2f}x,"
-            f" time to first token {ttft:.2f}x alone, {loaded:.2f}x loaded"
-        )
+        print(f"ratio (ours / baseline, median of the per-round ratios): {ratios(rounds, 'ours', 'baseline')}")
     else:
         print("ratio: none (one side only)")
+    if "ours" in sides and "bf16" in sides:
+        print(f"ratio (ours / bf16: the weights' share of it, same activations): {ratios(rounds, 'ours', 'bf16')}")
 
 
 async def _warm(url: str, body: dict[str, Any], clients: int) -> None:
@@ -264,12 +278,18 @@ def run_model(
             note = (
                 f"ours: AWQ {SCHEME}, groups of {q.group_size}, lm_head unquantized, by the platform's quantize"
                 f" workload in {seconds:.0f} s ({args.calibration_samples} calibration samples of <= 128 tokens);"
-                f" served as bfloat16 (the CPU WNA16 kernel). baseline: the unquantized folder, dtype"
-                f" {model.serving.dtype} (the checkpoint's own)"
+                f" served as bfloat16 (the CPU WNA16 kernel). baseline: the unquantized folder as the platform serves"
+                f" it (dtype {model.serving.dtype}: the checkpoint's {checkpoint_dtype(model.folder)}). bf16: the"
+                " unquantized folder served as bfloat16, the activations' dtype ours computes in (a second"
+                " baseline: what the 4-bit weights themselves change)"
             )
             started = time.monotonic()
             sides["ours"] = stack.enter_context(served(model, folder, work / f"vllm-{model.name}-ours.log"))
             note += f"; ours started in {time.monotonic() - started:.0f} s"
+            started = time.monotonic()
+            log = work / f"vllm-{model.name}-bf16.log"
+            sides["bf16"] = stack.enter_context(served(model, model.folder, log, "bfloat16"))
+            note += f"; bf16 {time.monotonic() - started:.0f} s"
         started = time.monotonic()
         if model.name == DEMO_NAME:  # the benchmarks' shared helper, or the running server it is given
             log = work / "vllm-demo-baseline.log"
