@@ -1,12 +1,13 @@
 """Quantized against unquantized on the vLLM CPU build: output tokens per second at 8 clients and time to first token.
 
-Two models, each served twice, side by side in one run:
+Two models, each served three ways (below), side by side in one run:
 - the demo model, `contract-reviewer` (the tiny trained Qwen2, a float32 checkpoint);
 - the published model, SmolLM2-135M-Instruct (`clause-classifier`), CUT TO ITS FIRST `--published-layers` DECODER
   LAYERS (default 6 of its 30, `ai_platform.demo.cache.build_published(layers=N)`): AWQ of all 30 layers is too
-  long for one run on 2 shared cores. The cut keeps the 49152 x 576 embedding, which is also the lm_head (tied,
-  left unquantized, `ignore: [lm_head]`), so a cut has a larger unquantized share than the whole model: the ratio
-  measured on a cut is not the whole model's. `--published-layers 30` runs the whole model.
+  long for one run on 2 shared cores (tried: still at layer 29 after 18 minutes, with the machine's load average
+  between 8 and 28, and stopped; 6 layers took 146 s). The cut keeps the 49152 x 576 embedding, which is also
+  the lm_head (tied, left unquantized, `ignore: [lm_head]`), so a cut has a larger unquantized share than the
+  whole model: the ratio measured on a cut is not the whole model's. `--published-layers 30` runs the whole model.
 
 Ours: the AWQ W4A16 weights the platform's own quantize workload makes (`python -m ai_platform.quantize JOB` in the
 quantize environment, what `quantized_weights` runs; the recipe from the demo spec's `quantization` section:
@@ -23,12 +24,13 @@ shipping the quantized model changes. W4A16 on vLLM's CPU build needs its
 `cpu_gemm_wna16` kernel (AVX-512 CPUs): where the runtime probe says it is missing, the quantized side is skipped
 by name and the output says why.
 
-The servers of a model run at once (idle while another is measured) and `--rounds` (5) rounds rotate
+The servers of a model run at once (idle while another is measured) and `--rounds` (4) rounds rotate
 their order, the ratio taken within each round and then its median: on a shared 2-core machine the speed drifts
 from minute to minute. Per round and side: time to first token, streamed, one request at a time (`--ttft-requests`,
-median), then `--clients` (8) concurrent clients each streaming `--requests` (4) chats of exactly `--max-tokens`
-(64) tokens (`ignore_eos`), greedy, on the OpenAI route `/v1/chat/completions`: output tokens per second over the
-round's wall time, and the median time to first token under that load.
+median), then `--clients` (8) concurrent clients each streaming chats of exactly `--max-tokens` (64) tokens
+(`ignore_eos`), greedy, on the OpenAI route `/v1/chat/completions`, one after another for `--seconds` (8; the last
+ones finish): output tokens per second over the round's wall time, and the median time to first token under that
+load.
 
 `--smoke`: the demo model's unquantized side only (the given `--upstream`, or one started here), one short round;
 quantizing and starting servers take minutes, so the quantized side is not run and says so.
@@ -148,6 +150,7 @@ class Figures:
     tokens_per_s: float  # output tokens over the loaded round's wall time
     ttft_loaded_s: float  # median time to first token under the clients' load
     tokens: int
+    chats: int
 
 
 async def stream_one(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> tuple[float, int]:
@@ -176,18 +179,23 @@ async def measure(url: str, body: dict[str, Any], args: argparse.Namespace) -> F
     async with httpx.AsyncClient(timeout=300, limits=limits) as client:
         idle = [(await stream_one(client, url, body))[0] for _ in range(args.ttft_requests)]
 
-        async def one_client() -> list[tuple[float, int]]:
-            return [await stream_one(client, url, body) for _ in range(args.requests)]
-
         started = time.perf_counter()
+        deadline = started + args.seconds
+
+        async def one_client() -> list[tuple[float, int]]:  # its next chat as soon as one ends, until the deadline
+            done = [await stream_one(client, url, body)]
+            while time.perf_counter() < deadline:
+                done.append(await stream_one(client, url, body))
+            return done
+
         results = await asyncio.gather(*(one_client() for _ in range(args.clients)))
         wall = time.perf_counter() - started
     done = [r for per_client in results for r in per_client]
+    short = [n for _, n in done if n != args.max_tokens]
+    if short:
+        raise RuntimeError(f"{url}: replies of {short[:5]} tokens, not the {args.max_tokens} asked for (ignore_eos)")
     tokens = sum(n for _, n in done)
-    expected = args.clients * args.requests * args.max_tokens
-    if tokens != expected:
-        raise RuntimeError(f"{url}: {tokens} output tokens, not the {expected} asked for (ignore_eos)")
-    return Figures(statistics.median(idle), tokens / wall, statistics.median(t for t, _ in done), tokens)
+    return Figures(statistics.median(idle), tokens / wall, statistics.median(t for t, _ in done), tokens, len(done))
 
 
 def request(model: Model, max_tokens: int) -> dict[str, Any]:
@@ -233,17 +241,19 @@ def compare(model: Model, sides: dict[str, str], args: argparse.Namespace, note:
     print(f"\n== {model.title}, served as {model.name!r}")
     print(note)
     print(
-        f"{args.clients} clients x {args.requests} chats of {args.max_tokens} tokens (ignore_eos), greedy, streamed;"
-        f" time to first token alone: median of {args.ttft_requests}"
+        f"{args.clients} clients, each streaming chats of {args.max_tokens} tokens (ignore_eos), greedy, one after"
+        f" another for {args.seconds:g} s per side per round (the last ones finish); time to first token alone: median"
+        f" of {args.ttft_requests}"
     )
-    print(f"{'round':>5} {'side':>8} {'tok/s':>9} {'TTFT alone ms':>14} {'TTFT loaded ms':>15}")
+    print(f"{'round':>5} {'side':>8} {'chats':>6} {'tok/s':>9} {'TTFT alone ms':>14} {'TTFT loaded ms':>15}")
     for i in range(args.rounds):
         order = names[i % len(names) :] + names[: i % len(names)]
         figures = {name: asyncio.run(measure(sides[name], body, args)) for name in order}
         rounds.append(figures)
         for name in names:
             f = figures[name]
-            print(f"{i:5d} {name:>8} {f.tokens_per_s:9.1f} {f.ttft_idle_s * 1000:14.1f} {f.ttft_loaded_s * 1000:15.1f}")
+            row = f"{f.chats:6d} {f.tokens_per_s:9.1f} {f.ttft_idle_s * 1000:14.1f} {f.ttft_loaded_s * 1000:15.1f}"
+            print(f"{i:5d} {name:>8} {row}")
     for name in names:
         med = statistics.median
         print(
@@ -305,9 +315,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--upstream", help=UPSTREAM_HELP + " (the demo model's baseline)")
     parser.add_argument("--published-layers", type=int, default=PUBLISHED_LAYERS, help="1 to 30 (30: the whole)")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--models", nargs="+", choices=("demo", "published"), default=["demo", "published"])
+    parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--requests", type=int, default=4, help="chats per client per round")
+    parser.add_argument("--seconds", type=float, default=8.0, help="each client's chats per side per round: until then")
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--ttft-requests", type=int, default=8)
     parser.add_argument("--calibration-samples", type=int, default=16)
@@ -317,7 +328,7 @@ def main() -> None:
         print(f"the serve environment is missing ({SERVE_PYTHON}); `make envs` creates it", file=sys.stderr)
         sys.exit(SKIP)
     if args.smoke:
-        args.rounds, args.clients, args.requests, args.max_tokens, args.ttft_requests = 1, 2, 1, 8, 2
+        args.rounds, args.clients, args.seconds, args.max_tokens, args.ttft_requests = 1, 2, 0.0, 8, 2
     with tempfile.TemporaryDirectory(prefix="serve-models-") as tmp:
         work = Path(tmp)
         if args.smoke:
@@ -335,8 +346,10 @@ def main() -> None:
             missing = probe(SERVE_PYTHON).missing(SCHEME)
             if missing:
                 why = f"this CPU's vLLM cannot serve {SCHEME}: {missing}"
-        run_model(demo_model(), args, work, why, args.upstream)
-        run_model(published_model(args.published_layers), args, work, why, None)
+        if "demo" in args.models:
+            run_model(demo_model(), args, work, why, args.upstream)
+        if "published" in args.models:
+            run_model(published_model(args.published_layers), args, work, why, None)
 
 
 if __name__ == "__main__":
