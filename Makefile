@@ -91,8 +91,9 @@ test: test-setup lint
 	[ "$$(cat $$logs/static.rc)" = 0 ] || status=1; [ "$$(cat $$logs/fast.rc)" = 0 ] || status=1; \
 	rm -rf $$logs; exit $$status
 
-# The published model's minutes-long runs (AWQ on its real weights cut to 2 layers, the demo repo with it):
-# about 10 minutes on 2 cores, more than make test's 25-minute budget leaves; run them when that model changes.
+# The published model's minutes-long runs (AWQ on its real weights cut to 2 layers, the demo repo with it, the whole
+# model on vLLM behind the gateway): about 10 minutes on 2 cores and 3.5 more for the served model, more than make
+# test's 25-minute budget leaves; run them when that model changes.
 test-published: envs
 	.venv/bin/pytest -m published
 
