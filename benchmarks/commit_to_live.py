@@ -298,13 +298,17 @@ def main() -> int:
 
     import dagster as dg
 
-    from ai_platform.demo.repo import init
+    from ai_platform.demo.repo import improve_prompt, init
     from ai_platform.platform_repo import git, resolve
     from ai_platform.prompts.compiler import compile_file
     from ai_platform.rollout import local
     from ai_platform.serving.state import load
 
     init(repo, seed=0)
+    # The demo's second release from the start: greedy, replies bounded at 384 tokens. The first release samples
+    # without a bound, and one sampled reply that ran on past the canary's 60 s per attempt (three attempts, on a
+    # loaded machine) failed a case: a zero-tolerance gate then blocked the push this benchmark times.
+    improve_prompt(repo)
     for key, value in (("user.name", "benchmark"), ("user.email", "benchmark@ai-platform.invalid")):
         git(repo, "config", key, value)
     if args.smoke:
