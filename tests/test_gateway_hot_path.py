@@ -7,12 +7,21 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ai_platform.config import Admission
 from ai_platform.serving.gateway.admission import Windows
 from ai_platform.serving.gateway.generations import BATCH_ROWS, WAREHOUSE_LOCK, GenerationLog
 from ai_platform.serving.gateway.metrics import Metrics
 from ai_platform.warehouse import Warehouse, generation_row
+
+
+def gateway_row(i: int) -> list[Any]:
+    """The warehouse row of a gateway generation `gen-<i>`, received at one fixed time."""
+    received = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
+    return generation_row(
+        generation_id=f"gen-{i}", model="m", prompt_name="p", prompt_version="v", source="gateway", created_at=received
+    )
 
 
 def test_admission_in_memory_starts_no_thread_per_request() -> None:
@@ -42,21 +51,10 @@ def test_rows_reach_the_warehouse_while_traffic_never_pauses(tmp_path: Path) -> 
     """The writer waited for 1 s without a row (or 500 rows): under steady traffic rows sat in memory."""
     db = str(tmp_path / "wh.duckdb")
     log = GenerationLog(Metrics(), max_wait_s=1.5)
-    received = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
     first_seen: float | None = None
     started = time.monotonic()
     for i in range(50):  # a row every 0.1 s for 5 s, never a lull
-        log.add(
-            db,
-            generation_row(
-                generation_id=f"gen-{i}",
-                model="m",
-                prompt_name="p",
-                prompt_version="v",
-                source="gateway",
-                created_at=received,
-            ),
-        )
+        log.add(db, gateway_row(i))
         time.sleep(0.1)
         if first_seen is None and Path(db).is_file():
             _, rows = Warehouse(db).query("SELECT count(*) FROM generations")
@@ -69,17 +67,8 @@ def test_a_full_batch_is_written_at_once_without_waiting_for_a_lull(tmp_path: Pa
     """The writer sleeps until its next deadline rather than waking per row; 500 waiting rows wake it early."""
     db = str(tmp_path / "wh.duckdb")
     log = GenerationLog(Metrics(), quiet_s=3600, max_wait_s=3600)
-    received = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
     for i in range(BATCH_ROWS):
-        row = generation_row(
-            generation_id=f"gen-{i}",
-            model="m",
-            prompt_name="p",
-            prompt_version="v",
-            source="gateway",
-            created_at=received,
-        )
-        log.add(db, row)
+        log.add(db, gateway_row(i))
     deadline, stored = time.monotonic() + 60, 0  # a generous bound on a loaded machine, not a latency claim
     while stored < BATCH_ROWS and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -93,11 +82,7 @@ def test_a_row_is_written_max_wait_s_after_it_came_when_quiet_s_is_longer(tmp_pa
     """An idle writer sleeps for the earlier of the two deadlines, so max_wait_s holds for the first row too."""
     db = str(tmp_path / "wh.duckdb")
     log = GenerationLog(Metrics(), quiet_s=3600, max_wait_s=0.2)
-    received = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
-    row = generation_row(
-        generation_id="gen-0", model="m", prompt_name="p", prompt_version="v", source="gateway", created_at=received
-    )
-    log.add(db, row)
+    log.add(db, gateway_row(0))
     deadline, stored = time.monotonic() + 60, 0  # a generous bound on a loaded machine, not a latency claim
     while not stored and time.monotonic() < deadline:
         time.sleep(0.1)
