@@ -71,24 +71,30 @@ system-deps:
 		echo "note:$$missing not installed (not root or no apt-get); the tests that need them will skip"; \
 	fi
 
-# Two pytest runs at once, each ending in its own summary line. In front, the ones that start vLLM, train or
-# quantize, in one process, so they share one vLLM server and never race each other; they leave one of the 2 cores
-# idle about half the time (a vLLM start is three processes importing one after another, and its worker computes
-# on one thread). Beside them, in one pytest-xdist worker that fills that core, the independent tests (every
-# worker starts its own registry, redis and PostgreSQL on free ports), with the type check and the Dagster
-# definitions' validation; their output is printed when they end. Both always run; make test fails if either
-# failed. The system packages install beside the three environments.
+# Two pytest runs at once, each ending in its own summary line. In front, the ones that start vLLM or train, in one
+# process, so they share one vLLM server and never race each other; they leave one of the 2 cores idle about half
+# the time (a vLLM start is three processes importing one after another, and its worker computes on one thread).
+# Beside them, filling that core: the type check and the Dagster definitions' validation, then the independent tests
+# in one pytest-xdist worker (every worker starts its own registry, redis and PostgreSQL on free ports), then the
+# quantize workload's tests (marker `quantize`: llm-compressor, no vLLM), which in front kept the whole run waiting
+# long after the beside run had ended; they run at the vLLM servers' priority (nice 10), since their torch threads
+# would otherwise take both cores from a server a canary is waiting on. Their output is printed when they end. All always run; make test
+# fails if any failed. The system packages install beside the three environments.
 test: test-setup lint
 	status=0; logs=$$(mktemp -d); trap 'kill 0' INT TERM; \
 	( ( .venv/bin/mypy && .venv/bin/dagster definitions validate -w workspace.yaml ) >$$logs/static 2>&1; \
 	  echo $$? >$$logs/static.rc; \
-	  .venv/bin/pytest -n 1 -m "not vllm and not slow" --color=no >$$logs/fast 2>&1; echo $$? >$$logs/fast.rc ) & beside=$$!; \
-	echo "the independent tests, the type check and the definitions' validation run beside these (printed when done)"; \
-	.venv/bin/pytest -m "(vllm or slow) and not published" || status=$$?; \
+	  .venv/bin/pytest -n 1 -m "not vllm and not slow" --color=no >$$logs/fast 2>&1; echo $$? >$$logs/fast.rc; \
+	  nice -n 10 .venv/bin/pytest -m "quantize and not vllm and not published" --color=no >$$logs/quantize 2>&1; \
+	  echo $$? >$$logs/quantize.rc ) & beside=$$!; \
+	echo "the type check, the definitions' validation, the independent tests and the quantize workload's tests run" \
+	  "beside these (printed when done)"; \
+	.venv/bin/pytest -m "(vllm or slow) and not quantize and not published" || status=$$?; \
 	wait $$beside; \
 	echo "--- the type check and the definitions' validation ---"; cat $$logs/static; \
 	echo "--- the independent tests ---"; cat $$logs/fast; \
-	[ "$$(cat $$logs/static.rc)" = 0 ] || status=1; [ "$$(cat $$logs/fast.rc)" = 0 ] || status=1; \
+	echo "--- the quantize workload's tests ---"; cat $$logs/quantize; \
+	for run in static fast quantize; do [ "$$(cat $$logs/$$run.rc)" = 0 ] || status=1; done; \
 	rm -rf $$logs; exit $$status
 
 # The published model's minutes-long runs (AWQ on its real weights cut to 2 layers, the demo repo with it, the whole
@@ -98,12 +104,12 @@ test-published: envs
 	.venv/bin/pytest -m published
 
 # The fast lane while working (under 3 minutes on 2 cores): lint, the type check, and every
-# test that needs no vLLM, no registry and no training and runs no benchmark, fuzzer or stress run, two at
-# a time (`make test` runs them all).
+# test that needs no vLLM, no registry, PostgreSQL or Redis server and no training and runs no benchmark, fuzzer or
+# stress run, two at a time (`make test` runs them all).
 # The type check runs beside the tests: they wait on servers and subprocesses often enough to leave it a core.
 check: lint
 	status=0; .venv/bin/mypy & typecheck=$$!; \
-	.venv/bin/pytest -q -n 2 -m "not vllm and not slow and not registry and not benchmark and not fuzz and not stress" || status=$$?; \
+	.venv/bin/pytest -q -n 2 -m "not vllm and not slow and not registry and not server and not benchmark and not fuzz and not stress" || status=$$?; \
 	wait $$typecheck || status=$$?; \
 	exit $$status
 

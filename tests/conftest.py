@@ -27,13 +27,16 @@ from benchmarks.support.postgres import PostgresServer, PostgresUnavailable, run
 pytest_plugins = ["gateway_harness"]  # the live gateway every gateway test uses, and its `upstream` fixture
 
 
-@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: the registry marker must be there by then
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: the registry and server markers must be there by then
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     has_gpu = shutil.which("nvidia-smi") is not None
     has_cluster = bool(os.environ.get("KUBECONFIG")) or (Path.home() / ".kube" / "config").is_file()
     for item in items:
-        if "registry" in getattr(item, "fixturenames", ()):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if "registry" in fixtures:
             item.add_marker(pytest.mark.registry)
+        if fixtures & {"postgres", "redis_url"}:  # the DuckLake catalog and the shared admission window
+            item.add_marker(pytest.mark.server)
         if "gpu" in item.keywords and not has_gpu:
             item.add_marker(pytest.mark.skip(reason="needs a GPU (no nvidia-smi on this machine)"))
         if "k8s" in item.keywords and not has_cluster:

@@ -31,6 +31,7 @@ QUANTIZE_PYTHON = ROOT / ".venvs" / "quantize" / "bin" / "python"
 CHAIN = ("model_spec", "raw_weights", "verified_weights", "quantized_weights")
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.quantize,
     pytest.mark.skipif(not (QUANTIZE_PYTHON.is_file() and SERVE_PYTHON.is_file()), reason="needs `make envs`"),
 ]
 
