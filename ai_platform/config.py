@@ -634,7 +634,7 @@ class Gate(Strict):
 class Canary(Strict):
     evals: list[str] = Field(default_factory=list, min_length=1)
     concurrency: int = Field(default=4, ge=1)
-    timeout_s: float = Field(default=120.0, gt=0)  # per case, per attempt
+    timeout_s: float = Field(default=120.0, gt=0)  # the longest silence of a case's streamed reply, per attempt
     retries: int = Field(default=2, ge=0)  # transport errors and 429/5xx only; a failure is never hidden
     # Gates judge greedy replies (reproducible) unless the prompt sets its own temperature;
     # max_tokens bounds a degenerate candidate that would otherwise never stop.

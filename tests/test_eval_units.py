@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
+from slow_upstream import slow_upstream
 
 from ai_platform.config import Gate
 from ai_platform.errors import GateError
@@ -162,6 +163,19 @@ def test_client_retries_transient_failures_and_never_hides_one(flaky: str) -> No
     assert retried.error is None and retried.attempts == 2
     assert down.error and "503" in down.error and down.attempts == 3 and down.finish_reason == "error"
     assert bad.error and "400" in bad.error and bad.attempts == 1  # a client error is not retried
+
+
+def test_the_timeout_is_on_silence_so_a_long_reply_that_keeps_coming_is_not_cut() -> None:
+    """A reply that streams for longer than `timeout_s` but never goes quiet that long is answered (its length is
+    bounded by max_tokens, not by the clock: on a busy machine a slow but working server is not a failed case);
+    a server silent for longer than `timeout_s` fails the case, attempt after attempt."""
+    body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    with slow_upstream(every_s=0.25, lines=8) as steady:  # 2 s in all, a token every 0.25 s
+        (long,) = run_cases(steady.url, [("long", body)], concurrency=1, timeout_s=1, retries=0)
+    assert long.error is None and long.finish_reason == "stop" and long.latency_s > 1, long
+    with slow_upstream(every_s=1.5, lines=2) as quiet:  # silent for 1.5 s before each token
+        (stuck,) = run_cases(quiet.url, [("stuck", body)], concurrency=1, timeout_s=1, retries=1)
+    assert stuck.error and "Timeout" in stuck.error and stuck.attempts == 2 and stuck.finish_reason == "error"
 
 
 def _case(case_id: str, obeyed: bool | None) -> CaseScore:

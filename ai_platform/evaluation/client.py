@@ -2,10 +2,12 @@
 
 Streaming gives time to first token; `stream_options.include_usage` gives the
 token count; `logprobs` gives the mean token log-probability (a trust-model
-feature). A case is retried only on transport errors and 429/5xx, up to
-`retries` times, and every attempt is counted; a case that still fails is
-returned as failed with its error, never dropped, so it counts against every
-gate.
+feature). A case is retried only on transport errors (a server silent for
+longer than the timeout among them) and 429/5xx, up to `retries` times, and
+every attempt is counted; a case that still fails is returned as failed with its
+error, never dropped, so it counts against every gate. The timeout is on
+silence, not on the whole reply: a reply that keeps streaming is a working
+server however busy the machine, and max_tokens bounds how long it can run.
 """
 
 from __future__ import annotations
@@ -40,28 +42,29 @@ class Reply:
 
 
 async def _once(client: httpx.AsyncClient, url: str, body: dict[str, Any], reply: Reply, timeout_s: float) -> None:
+    """One attempt. `timeout_s` is the client's limit on each connect, write and read (httpx.Timeout): a limit on
+    silence, not on the whole reply, whose length max_tokens bounds (evaluation.stage.request)."""
     started = time.perf_counter()
     parts: list[str] = []
-    async with asyncio.timeout(timeout_s):
-        async with client.stream("POST", url, json=body) as response:
-            if response.status_code != 200:
-                text = (await response.aread()).decode("utf-8", "replace")[:300]
-                raise UpstreamStatusError(response.status_code, text)
-            async for line in response.aiter_lines():
-                if not line.startswith("data: ") or line == "data: [DONE]":
-                    continue
-                chunk = json.loads(line[6:])
-                if chunk.get("usage"):
-                    reply.output_tokens = chunk["usage"].get("completion_tokens", 0)
-                for choice in chunk.get("choices") or []:
-                    delta = (choice.get("delta") or {}).get("content") or ""
-                    if delta and reply.ttft_s is None:
-                        reply.ttft_s = time.perf_counter() - started
-                    parts.append(delta)
-                    for item in (choice.get("logprobs") or {}).get("content") or []:
-                        reply.logprobs.append(item["logprob"])
-                    if choice.get("finish_reason"):
-                        reply.finish_reason = choice["finish_reason"]
+    async with client.stream("POST", url, json=body) as response:
+        if response.status_code != 200:
+            text = (await response.aread()).decode("utf-8", "replace")[:300]
+            raise UpstreamStatusError(response.status_code, text)
+        async for line in response.aiter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = json.loads(line[6:])
+            if chunk.get("usage"):
+                reply.output_tokens = chunk["usage"].get("completion_tokens", 0)
+            for choice in chunk.get("choices") or []:
+                delta = (choice.get("delta") or {}).get("content") or ""
+                if delta and reply.ttft_s is None:
+                    reply.ttft_s = time.perf_counter() - started
+                parts.append(delta)
+                for item in (choice.get("logprobs") or {}).get("content") or []:
+                    reply.logprobs.append(item["logprob"])
+                if choice.get("finish_reason"):
+                    reply.finish_reason = choice["finish_reason"]
     reply.content = "".join(parts)
     reply.latency_s = time.perf_counter() - started
     if reply.logprobs:
@@ -83,7 +86,7 @@ async def _case(
             try:
                 await _once(client, url, body, reply, timeout_s)
                 return reply
-            except (httpx.TransportError, TimeoutError) as exc:
+            except httpx.TransportError as exc:  # ReadTimeout and ConnectTimeout among them
                 reply.error = f"{type(exc).__name__}: {exc}".rstrip(": ")
             except UpstreamStatusError as exc:
                 reply.error = str(exc)
