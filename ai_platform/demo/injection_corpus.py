@@ -8,6 +8,8 @@ the start, the middle or the end, after a blank line, a quote marker, a rule lin
 
 A share of the attacks (REGISTERS_SHARE), benign notices in the same words, the standard library's docstrings
 and long Chinese passages come from `injection_registers.py`: more wordings and registers, Chinese above all.
+Another share of the hijack, reviewer and delimiter attacks (TAXONOMY_SHARE) and their benign twins
+(TAXONOMY_BENIGN) come from `injection_taxonomy.py`: the shapes those classes take besides the ones above.
 
 The held-out splits come from other generators with their own templates, carriers and seeds
 (`injection_heldout.py`, `injection_fresh.py`); nothing here is copied from them.
