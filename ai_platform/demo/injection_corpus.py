@@ -8,6 +8,8 @@ the start, the middle or the end, after a blank line, a quote marker, a rule lin
 
 A share of the attacks (REGISTERS_SHARE), benign notices in the same words, the standard library's docstrings
 and long Chinese passages come from `injection_registers.py`: more wordings and registers, Chinese above all.
+Another share of the hijack, reviewer and delimiter attacks (TAXONOMY_SHARE) and their benign twins
+(TAXONOMY_BENIGN) come from `injection_taxonomy.py`: the shapes those classes take besides the ones above.
 
 The held-out splits come from other generators with their own templates, carriers and seeds
 (`injection_heldout.py`, `injection_fresh.py`); nothing here is copied from them.
@@ -21,10 +23,14 @@ from dataclasses import dataclass
 
 from ai_platform.demo import corpus as demo
 from ai_platform.demo import injection_registers as registers
+from ai_platform.demo import injection_taxonomy as taxonomy
 
 ATTACK_CLASSES = ("hijack", "leak", "jailbreak", "encoded", "delimiter", "reviewer")
 BENIGN_CLASSES = ("contract", "prose", "imperative", "question", "dialogue")
 REGISTERS_SHARE = 0.4  # of hijack, leak, jailbreak and reviewer attacks: composed in `injection_registers`' wordings
+# of hijack, reviewer and delimiter attacks: composed in `injection_taxonomy`'s shapes (and as many benign twins)
+TAXONOMY_SHARE = {"hijack": 0.3, "reviewer": 0.5, "delimiter": 0.5}
+TAXONOMY_BENIGN = 0.12  # of benign samples: a twin of those shapes said between people
 
 
 @dataclass(frozen=True)
@@ -974,6 +980,11 @@ def embed(rng: random.Random, attack: str, language: str) -> tuple[str, tuple[in
 def benign(rng: random.Random, language: str, part: int = 0) -> Sample:
     """`part`: which third of the published dialogue topics to draw from (`dialogue_lines`)."""
     english = language == "en"
+    if rng.random() < TAXONOMY_BENIGN:
+        text = taxonomy.benign(rng, language)
+        if rng.random() < 0.5:
+            text = rng.choice(SEPARATORS).join([carrier(rng, language), text])
+        return Sample(text, 0, "imperative", language)
     ask = rng.random()
     if ask < 0.1:
         return Sample(question(rng, language), 0, "question", language)
@@ -1017,7 +1028,9 @@ def samples(seed: int, count: int, prose_half: int = 0) -> list[Sample]:
         maker = MAKERS[kind]
         if kind in reframed and rng.random() < 0.5:
             maker = reframed[kind]
-        if kind in ("hijack", "leak", "jailbreak", "reviewer") and rng.random() < REGISTERS_SHARE:
+        if kind in TAXONOMY_SHARE and rng.random() < TAXONOMY_SHARE[kind]:
+            attack = taxonomy.attack(rng, kind, language)
+        elif kind in ("hijack", "leak", "jailbreak", "reviewer") and rng.random() < REGISTERS_SHARE:
             attack = registers.attack(rng, kind, language)
         else:
             attack = maker(rng, language)

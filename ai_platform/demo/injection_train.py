@@ -23,7 +23,7 @@ from ai_platform.demo import injection_corpus
 from ai_platform.demo.injection_corpus import Sample
 from ai_platform.detectors import injection_model
 
-TRAIN_SEED, TRAIN_COUNT = 1, 16000
+TRAIN_SEED, TRAIN_COUNT = 1, 32000
 CALIBRATION_SEED, CALIBRATION_COUNT = 2, 4000
 STOP_DF = 0.02
 C = 1.0  # inverse L2 strength, chosen by cross-validation on the training split only
