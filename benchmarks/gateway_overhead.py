@@ -18,7 +18,9 @@ taken within one round (then the median over rounds) cancels the drift. Printed 
 throughput (requests/s), median and p90 latency, and gateway over direct (the
 throughput ratio, the milliseconds added to the median). The target (issue 29): a
 throughput ratio of at least 0.95, at most 10 ms added to the median, at 8 clients on
-2 cores.
+2 cores. Each with its 95% percentile-bootstrap interval over the rounds
+(`ai_platform.stats.bootstrap`), and what the interval says: the target shown met,
+shown missed, or cannot tell from these rounds (the interval straddles it).
 
 Then the time per pipeline step, from the gateway's own
 `ai_platform_gateway_step_duration_seconds{step=...}` histogram on /metrics (the
@@ -45,9 +47,10 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
+import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,6 +61,7 @@ from ai_platform.prompts import bundle  # noqa: E402
 from ai_platform.prompts.compiler import compile_bytes  # noqa: E402
 from ai_platform.serving.gateway import keys  # noqa: E402
 from ai_platform.serving.state import Color, ModelState, save  # noqa: E402
+from ai_platform.stats import bootstrap  # noqa: E402
 from benchmarks.support import SMOKE_HELP  # noqa: E402
 from benchmarks.support.gateway import answering, start  # noqa: E402
 from benchmarks.support.vllm import UPSTREAM_HELP, demo_server  # noqa: E402
@@ -228,12 +232,28 @@ def summary(name: str, sides: list[Side]) -> str:
 
 def versus(rounds: list[dict[str, Side]], ours: str, base: str) -> tuple[float, float, float]:
     """Median over rounds of ours/base throughput, and of the ms ours adds to base's p50 and p90."""
+    ratios, added, added90 = per_round(rounds, ours, base)
+    return statistics.median(ratios), statistics.median(added), statistics.median(added90)
+
+
+def per_round(rounds: list[dict[str, Side]], ours: str, base: str) -> tuple[list[float], list[float], list[float]]:
+    """Each round's ours/base throughput, and the ms ours adds to base's p50 and p90 in it."""
     pairs = [(m[ours], m[base]) for m in rounds if m[ours].latencies and m[base].latencies]
     return (
-        statistics.median(o.rps / b.rps for o, b in pairs),
-        statistics.median((o.quantile(0.5) - b.quantile(0.5)) * 1000 for o, b in pairs),
-        statistics.median((o.quantile(0.9) - b.quantile(0.9)) * 1000 for o, b in pairs),
+        [o.rps / b.rps for o, b in pairs],
+        [(o.quantile(0.5) - b.quantile(0.5)) * 1000 for o, b in pairs],
+        [(o.quantile(0.9) - b.quantile(0.9)) * 1000 for o, b in pairs],
     )
+
+
+def interval(values: list[float], side: Literal["min", "max"], bound: float) -> str:
+    """The median over rounds with its 95% bootstrap interval (over rounds), and what it says of the target:
+    whether the rounds show it met, show it missed, or cannot tell (the interval straddles the bound)."""
+    found = bootstrap([values], np.median, side, bound, 0.975)  # one-sided 97.5% bounds: a 95% interval
+    shown = found.low >= bound if side == "min" else found.high <= bound
+    missed = found.high < bound if side == "min" else found.low > bound
+    verdict = "shown met" if shown else "shown missed" if missed else "cannot tell"
+    return f"95% interval {found.low:.3f} to {found.high:.3f} over {len(values)} rounds: {verdict}"
 
 
 def run(args: argparse.Namespace, upstream: str, home: Path) -> int:
@@ -286,6 +306,9 @@ def run(args: argparse.Namespace, upstream: str, home: Path) -> int:
             f"ratio (gateway / direct, median of rounds): throughput {ratio:.3f}x, median latency +{added:.1f} ms,"
             f" p90 +{added90:.1f} ms   (target: >= 0.95x, <= +10 ms: {verdict})"
         )
+        ratios, added_ms, _ = per_round(rounds, "gateway", "direct")
+        print(f"  throughput ratio >= 0.95: {interval(ratios, 'min', 0.95)}")
+        print(f"  median latency added <= 10 ms: {interval(added_ms, 'max', 10.0)}")
         hop_ratio, hop_added, _ = versus(rounds, "pass-through", "direct")
         own_ratio, own_added, _ = versus(rounds, "gateway", "pass-through")
         print(
