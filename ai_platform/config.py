@@ -344,8 +344,8 @@ class ClusterGateway(Strict):
 
 
 class Kubernetes(Strict):
-    """The cluster's names: the namespace every object lives in, and every Secret and claim a pod refers to (the
-    operator creates them; docs/kubernetes.md says how). No other place names one."""
+    """The cluster's names: the namespace every object lives in, and every Secret, claim and account a pod refers
+    to (the operator creates them; docs/kubernetes.md says how). No other place names one."""
 
     namespace: str = Field(default="ai-platform", pattern=MODEL_NAME)  # a DNS label
     gateway: ClusterGateway = Field(default_factory=ClusterGateway)
@@ -356,11 +356,11 @@ class Kubernetes(Strict):
     monitoring: Monitoring = Field(default_factory=Monitoring)
     redis: ClusterRedis = Field(default_factory=ClusterRedis)
     gpu: GpuPod = Field(default_factory=GpuPod)
-    service_account: str | None = None
+    service_account: str | None = Field(default=None, pattern=K8S_NAME)  # the pods' ServiceAccount
     # With `storage.artifact_store: folder` only: a ReadWriteMany claim holding the platform
     # home, mounted at the same path in workload pods, so a GPU pod reads and writes the
     # artifacts the step sees. With the registry store no pod needs another's disk.
-    home_claim: str | None = None
+    home_claim: str | None = Field(default=None, pattern=K8S_NAME)
     # A Secret with AI_PLATFORM_REGISTRY_USERNAME and _PASSWORD (or _TOKEN), given to workload
     # pods as environment: they fetch their inputs from the registry and push their output.
     registry_secret: str | None = Field(default=None, pattern=K8S_NAME)

@@ -394,3 +394,13 @@ def test_a_private_platform_repo_is_fetched_with_the_git_secret(
     monkeypatch.setenv("GIT_CONFIG_VALUE_0", url)
     mirror = sync(url, tmp_path / "home", "main")
     assert git(mirror, "show", "main:platform.yaml").decode().strip() == "name: acme"
+
+
+@pytest.mark.parametrize("field", ["home_claim", "service_account"])
+def test_a_claim_or_account_name_kubernetes_would_refuse_is_refused_in_platform_yaml(
+    tmp_path: Path, field: str
+) -> None:
+    """Every name a pod refers to is a DNS subdomain, checked where it is written, not at `kubectl apply`."""
+    with pytest.raises(ConfigError, match=rf"kubernetes\.{field}"):
+        cluster_platform(tmp_path, {field: "Home_Claim"})
+    assert getattr(cluster_platform(tmp_path, {field: "ml-home.v2"}).config.kubernetes, field) == "ml-home.v2"
