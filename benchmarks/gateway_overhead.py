@@ -247,7 +247,7 @@ def per_round(rounds: list[dict[str, Side]], ours: str, base: str) -> tuple[list
 
 
 def interval(values: list[float], side: Literal["min", "max"], bound: float) -> str:
-    """The median over rounds with its 95% bootstrap interval (over rounds), and what it says of the target:
+    """The 95% bootstrap interval (over rounds) of the median over rounds, and what it says of the target:
     whether the rounds show it met, show it missed, or cannot tell (the interval straddles the bound)."""
     if len(values) < 2:
         return f"no interval from {len(values)} round"
