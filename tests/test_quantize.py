@@ -18,6 +18,7 @@ from conftest import MODEL, ROOT, materialize
 
 from ai_platform.artifacts import FolderStore
 from ai_platform.platform_repo import git
+from ai_platform.quantize.recipe import from_spec
 from ai_platform.quantize.stage import job_for, preflight
 from ai_platform.records import QuantizedWeights, Records, VerifiedWeights
 from ai_platform.serving.runtime import ISA_ENV, probe
@@ -340,3 +341,59 @@ def test_the_same_inputs_and_code_report_the_recorded_result_instead_of_quantizi
     other = pinned_spec(home, MODEL)
     assert inputs_key(other, verified, job_for(other, verified, choice, store), versions.QUANTIZE, "embedded") != key
     assert inputs_key(snap, verified, job_for(snap, verified, choice, store), "another code version", "embedded") != key
+
+
+# The residual stream made S times larger without changing what the model computes: the embeddings and every write
+# into the residual stream (o_proj, down_proj) scaled by S; each RMSNorm reading the stream undoes S (up to its eps),
+# so the head, untied from the embeddings, stays as it was. Saved in float16, as published checkpoints are.
+LOUDER = """
+import sys, torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+source, target, s = sys.argv[1], sys.argv[2], float(sys.argv[3])
+model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
+with torch.no_grad():
+    if model.config.tie_word_embeddings:
+        model.lm_head.weight = torch.nn.Parameter(model.lm_head.weight.detach().clone())
+        model.config.tie_word_embeddings = False
+    model.model.embed_tokens.weight.mul_(s)
+    for layer in model.model.layers:
+        layer.self_attn.o_proj.weight.mul_(s)
+        layer.mlp.down_proj.weight.mul_(s)
+model.to(torch.float16).save_pretrained(target)
+AutoTokenizer.from_pretrained(source).save_pretrained(target)
+"""
+
+
+def test_a_float16_checkpoint_with_large_activations_is_calibrated_without_overflow(instance, tmp_path: Path) -> None:
+    """A published checkpoint in float16 whose layer outputs are large (SmolLM2-135M's reach 200 by layer 24): AWQ's
+    grid search sums squared errors over a batch's outputs, and in float16 that sum passed 65,504 and every
+    candidate scored inf ("No finite loss was found in best scales grid search"). On a CPU the workload calibrates
+    and scores in float32 and writes the checkpoint in the source's dtype. Here the demo model's residual stream
+    is made 64 times larger (the same function: RMSNorm undoes the scale) and saved in float16."""
+    assert materialize(instance, *CHAIN[:3]).success
+    snap = pinned_spec(tmp_path / "home", MODEL)
+    store = site_of(snap.platform).store
+    verified = Records(store).read(VerifiedWeights, MODEL)
+    job = job_for(snap, verified, preflight(snap, probe(SERVE_PYTHON)), store)
+    loud = tmp_path / "loud"
+    subprocess.run([str(QUANTIZE_PYTHON), "-c", LOUDER, job["input_dir"], str(loud), "64"], check=True)
+    manifest = tmp_path / "loud-manifest.json"
+    manifest.write_text(json.dumps(wm.build_manifest(loud)), encoding="utf-8")
+    job |= {
+        "input_dir": str(loud),
+        "input_manifest": str(manifest),
+        "output_root": str(tmp_path / "out"),
+        "recipe": from_spec(snap.spec.quantization, "W4A16"),  # AWQ's grid search, whatever vLLM here serves
+    }
+    job["recipe"]["calibration"]["samples"] = 8  # each batch's sum overflowed: 8 batches show it as 64 do
+    job_file = tmp_path / "job.json"
+    job_file.write_text(json.dumps(job), encoding="utf-8")
+    proc = subprocess.run(
+        [str(QUANTIZE_PYTHON), "-m", "ai_platform.quantize", str(job_file)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert 1.0 < result["ppl_base"] < 50 and result["ppl_increase"] < 0.25, result
+    folder = Path(result["folder"])
+    saved = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    assert saved["dtype"] == "float16", "written in the source's dtype"

@@ -105,6 +105,21 @@ def compare(base: Scored, quantized: Scored) -> dict[str, float]:
     }
 
 
+def dtypes(model_config: dict[str, Any], *, accelerator: bool) -> tuple[str, str]:
+    """(the checkpoint's dtype, the dtype to calibrate and score in).
+
+    On an accelerator, the checkpoint's own. On a CPU, float32: AWQ's grid search scores each candidate scale by
+    the *sum* of squared errors over a batch's outputs, taken in the outputs' dtype, and in float16 that sum passes
+    65,504 once a layer's outputs grow (SmolLM2-135M's float16 checkpoint: from layer 23 every candidate scored inf,
+    "No finite loss was found in best scales grid search"; llm-compressor issue #2213). A CPU has no faster
+    half-precision arithmetic to lose, and base and quantized are then scored alike.
+    """
+    stored = str(model_config.get("dtype") or model_config.get("torch_dtype") or "float32")
+    if stored not in ("float32", "float16", "bfloat16"):
+        raise QuantizationError(f"config.json: dtype {stored!r} is not float32, float16 or bfloat16")
+    return stored, stored if accelerator else "float32"
+
+
 def verify_input(folder: Path, manifest_path: Path, log: Log) -> str:
     """The weights may have sat on shared storage since verified_weights: hash them again."""
     trusted = wm.load(manifest_path)
@@ -152,7 +167,8 @@ def run(job: dict[str, Any], log: Log) -> dict[str, Any]:
     store = _store(job)
     source, manifest_path, calibration_files = _inputs(job, store, log)
     input_digest = verify_input(source, manifest_path, log)
-    problem = recipes.group_size_problem(recipe, json.loads((source / "config.json").read_text(encoding="utf-8")))
+    model_config = json.loads((source / "config.json").read_text(encoding="utf-8"))
+    problem = recipes.group_size_problem(recipe, model_config)
     if problem:
         raise QuantizationError(problem)
     cal = recipe["calibration"]
@@ -164,7 +180,10 @@ def run(job: dict[str, Any], log: Log) -> dict[str, Any]:
 
     torch.manual_seed(job.get("seed", 0))
     tokenizer = AutoTokenizer.from_pretrained(source)
-    model = AutoModelForCausalLM.from_pretrained(source, dtype="auto")
+    stored, compute = dtypes(model_config, accelerator=torch.cuda.is_available())
+    if compute != stored:
+        log(f"no accelerator: calibrating and scoring in {compute} (the checkpoint is {stored} and is written so)")
+    model = AutoModelForCausalLM.from_pretrained(source, dtype=getattr(torch, compute))
     base = score(model, tokenizer, holdout, cal["max_seq_len"])
     log("base model scored on the held-out split")
 
@@ -192,13 +211,16 @@ def run(job: dict[str, Any], log: Log) -> dict[str, Any]:
     clean_stale(output_root)
     tmp = output_root / f"{TMP_PREFIX}{uuid.uuid4().hex}"
     log(f"writing the compressed checkpoint to {tmp.name}")
+    if compute != stored:
+        model.to(getattr(torch, stored))  # casts the floating-point tensors only (weights, scales)
+        model.config.dtype = stored
     model.save_pretrained(tmp, save_compressed=True)
     tokenizer.save_pretrained(tmp)
     del model
 
     # Decompressed on load so the forward pass runs on the quantized values themselves.
     config = CompressedTensorsConfig(run_compressed=False)
-    reloaded = AutoModelForCausalLM.from_pretrained(tmp, quantization_config=config)
+    reloaded = AutoModelForCausalLM.from_pretrained(tmp, quantization_config=config, dtype=getattr(torch, compute))
     metrics = compare(base, score(reloaded, tokenizer, holdout, cal["max_seq_len"]))
     log(
         f"perplexity {metrics['ppl_base']:.4f} -> {metrics['ppl_quantized']:.4f}, "
