@@ -24,7 +24,7 @@ from ai_platform.records import QuantizedWeights, Records, VerifiedWeights
 from ai_platform.serving.runtime import ISA_ENV, probe
 from ai_platform.serving.vllm import SERVE_PYTHON
 from ai_platform.site import site_of
-from ai_platform.specs import pinned_spec
+from ai_platform.specs import SpecSnapshot, pinned_spec
 from ai_platform.warehouse import Warehouse
 from ai_platform.weights import manifest as wm
 
@@ -183,12 +183,17 @@ def test_weights_changed_after_verification_are_refused(instance, tmp_path: Path
     assert "no longer matches verified_weights" in failure.step_failure_data.error.to_string()
 
 
-def test_a_killed_workload_leaves_nothing_a_later_step_could_take(instance, tmp_path: Path) -> None:
+def workload_job(instance: dg.DagsterInstance, tmp_path: Path) -> tuple[SpecSnapshot, dict[str, Any]]:
+    """The workload's job for the demo model, as quantized_weights would hand it over, its inputs verified."""
     assert materialize(instance, *CHAIN[:3]).success
     snap = pinned_spec(tmp_path / "home", MODEL)
     store = site_of(snap.platform).store
     verified = Records(store).read(VerifiedWeights, MODEL)
-    job = job_for(snap, verified, preflight(snap, probe(SERVE_PYTHON)), store)
+    return snap, job_for(snap, verified, preflight(snap, probe(SERVE_PYTHON)), store)
+
+
+def test_a_killed_workload_leaves_nothing_a_later_step_could_take(instance, tmp_path: Path) -> None:
+    _, job = workload_job(instance, tmp_path)
     job_file = tmp_path / "job.json"
     job_file.write_text(json.dumps(job))
     output_root = Path(job["output_root"])
@@ -370,11 +375,7 @@ def test_a_float16_checkpoint_with_large_activations_is_calibrated_without_overf
     candidate scored inf ("No finite loss was found in best scales grid search"). On a CPU the workload calibrates
     and scores in float32 and writes the checkpoint in the source's dtype. Here the demo model's residual stream
     is made 64 times larger (the same function: RMSNorm undoes the scale) and saved in float16."""
-    assert materialize(instance, *CHAIN[:3]).success
-    snap = pinned_spec(tmp_path / "home", MODEL)
-    store = site_of(snap.platform).store
-    verified = Records(store).read(VerifiedWeights, MODEL)
-    job = job_for(snap, verified, preflight(snap, probe(SERVE_PYTHON)), store)
+    snap, job = workload_job(instance, tmp_path)
     loud = tmp_path / "loud"
     subprocess.run([str(QUANTIZE_PYTHON), "-c", LOUDER, job["input_dir"], str(loud), "64"], check=True)
     manifest = tmp_path / "loud-manifest.json"
