@@ -69,6 +69,7 @@ OFF_LOOP_CHARS = 4096  # a detector on a longer text (~ms of CPU) runs in a work
 # saved per repeat, at most a few MB held.
 INJECTION_CACHE = 1024
 T = TypeVar("T")
+_TEXT_JSON = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(..., ensure_ascii=False), its encoder built once
 
 
 @dataclass
@@ -334,7 +335,7 @@ class Pipeline:
             source="gateway",
             input=stored_input(call.rules.guards, call.variables),
             output=shown,
-            metrics=json.dumps(scored["metrics"], ensure_ascii=False),
+            metrics=_TEXT_JSON(scored["metrics"]),
             finish_reason=scored["finish_reason"],
             latency_s=latency,
             trust_score=scored["trust_score"],
@@ -528,7 +529,8 @@ class OpenAI:
     route, param, reask = "openai", "messages", False
 
     def parse(self, live: Live, request: Request, raw: bytes, received: datetime, started: float) -> Call:
-        chat = request.url.path.endswith("/chat/completions")
+        path = request.scope["path"]  # a route's own (request.url.path would build the whole URL to say so)
+        chat = path.endswith("/chat/completions")
         try:
             payload = bodies.json_body(raw)
             if not isinstance(payload, dict):
@@ -547,10 +549,10 @@ class OpenAI:
             state.live,
             live.rules_for(state),
             payload,
-            request.url.path,
+            path,
             user_text,
-            len(json.dumps(asked, ensure_ascii=False).encode()),
-            "openai:" + request.url.path.removeprefix("/v1/"),
+            len(_TEXT_JSON(asked).encode()),
+            "openai:" + path.removeprefix("/v1/"),
             {"input": user_text},
             received,
             started,
