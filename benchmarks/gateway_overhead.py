@@ -30,6 +30,11 @@ per request (on a CPU-bound machine, time the model server does not get).
 Ours is the gateway side, the baseline the direct side.
 
 `--smoke`: two rounds of 16 requests, seconds long; exits non-zero when a request fails.
+
+`--stub`: the gateway's own CPU per request, without vLLM: every side in front of a stub that answers each
+chat completion at once (`benchmarks/support/stub.py`). Only the CPU lines (gateway and pass-through) mean
+anything then; the throughput ratios compare against a server that does no work. A minute on 2 cores
+(e.g. `--stub --rounds 5 --requests 2000`).
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ from ai_platform.stats import Side as GateSide  # noqa: E402
 from ai_platform.stats import bootstrap  # noqa: E402
 from benchmarks.support import SMOKE_HELP  # noqa: E402
 from benchmarks.support.gateway import answering, start  # noqa: E402
+from benchmarks.support.stub import stub_server  # noqa: E402
 from benchmarks.support.vllm import UPSTREAM_HELP, demo_server  # noqa: E402
 
 MAX_TOKENS = 16
@@ -354,12 +360,18 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--requests", type=int, default=200, help="requests per side per round")
     parser.add_argument("--smoke", action="store_true", help=f"{SMOKE_HELP}: 2 rounds of 16 requests")
+    parser.add_argument(
+        "--stub", action="store_true", help="a stub that answers at once instead of vLLM: the CPU per request only"
+    )
     args = parser.parse_args()
     if args.smoke:
         args.rounds, args.requests = min(args.rounds, 2), min(args.requests, 16)
     with ExitStack() as stack:
         home = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        upstream = stack.enter_context(demo_server(args.upstream, args.clients, home / "vllm.log"))
+        if args.stub:
+            upstream = stack.enter_context(stub_server())
+        else:
+            upstream = stack.enter_context(demo_server(args.upstream, args.clients, home / "vllm.log"))
         code = run(args, upstream, home)
     sys.exit(code)
 

@@ -204,3 +204,47 @@ def test_a_writer_waits_for_a_reader_in_its_own_process(tmp_path: Path) -> None:
         con.execute("INSERT INTO eval_cases (run_id, case_id) VALUES ('r', 'c')")
     thread.join(timeout=30)
     assert Warehouse(path).query("SELECT count(*) FROM eval_cases")[1] == [(1,)]
+
+
+def test_a_large_batch_goes_in_through_arrow_as_bound_parameters_would_store_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """insert_new hands DuckDB one Arrow table from ARROW_ROWS rows on (the gateway's log batches): the rows
+    stored are those the bound parameters store, NULLs, time zones, JSON and non-ASCII text included."""
+    import json
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from ai_platform.warehouse import file, generation_row, insert_rows
+
+    def rows(n: int) -> list[list[object]]:
+        zones = [UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5, minutes=-30))]
+        return [
+            generation_row(
+                generation_id=f"gen-{i:04d}",
+                model="m",
+                prompt_name="p ☃ 合同",
+                prompt_version="v1" if i % 2 else "",
+                image_digest=None if i % 4 == 0 else "sha256:" + "a" * 64,
+                source="gateway" if i % 5 else "canary",
+                input=None if i % 7 == 0 else json.dumps({"input": f'x {i} é \u2028 "q"'}, ensure_ascii=False),
+                output="out\n" * (i % 3),
+                metrics=json.dumps({"a": i, "b": [1.5, None]}),
+                finish_reason=None if i % 6 == 0 else "stop",
+                latency_s=i if i % 2 else i + 0.123456789,  # ints and floats in one column
+                trust_score=None if i % 3 else 0.5 + i / 1000,
+                needs_review=[True, False, None][i % 3],
+                created_at=datetime(2026, 12, 1, 9, 30, 0, i * 1000, tzinfo=zones[i % 3]),
+            )
+            for i in range(n)
+        ]
+
+    stored = []
+    for arrow_from in (10**9, file.ARROW_ROWS):
+        monkeypatch.setattr(file, "ARROW_ROWS", arrow_from)
+        warehouse = Warehouse(tmp_path / f"wh-{arrow_from}.duckdb")
+        for batch in (rows(50), rows(60), rows(5)):  # the second and third repeat keys: inserted once
+            with warehouse.write() as con:
+                insert_rows(con, "generations", batch, idempotent=True)
+        stored.append(warehouse.query("SELECT * FROM generations ORDER BY generation_id")[1])
+    assert len(stored[0]) == 60
+    assert stored[0] == stored[1]

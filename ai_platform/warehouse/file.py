@@ -89,6 +89,7 @@ COLUMNS = {"generations": GENERATION_COLUMNS, "guard_actions": GUARD_ACTION_COLU
 
 KEYS = {"generations": "generation_id", "guard_actions": "action_id"}
 INSERT_CHUNK = 200  # rows per INSERT statement of insert_new
+ARROW_ROWS = 20  # from this many rows insert_new hands DuckDB one Arrow table instead of bound parameters
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[list[Any]], *, idempotent: bool = False) -> None:
@@ -110,20 +111,43 @@ def insert_new(
     written out, because the DuckLake profile holds no keys. One anti-join per batch, not per row."""
     if not rows:
         return
-    names, marks = ", ".join(columns), ", ".join("?" * len(columns))
+    names = ", ".join(columns)
     con.execute(f"CREATE OR REPLACE TEMP TABLE incoming AS SELECT {names} FROM {table} LIMIT 0")
     try:
-        # Many rows per statement: DuckDB's executemany runs one INSERT per row (~0.4 ms each, 5x this).
-        for start in range(0, len(rows), INSERT_CHUNK):
-            chunk = rows[start : start + INSERT_CHUNK]
-            values = ", ".join([f"({marks})"] * len(chunk))
-            con.execute(f"INSERT INTO incoming ({names}) VALUES {values}", [v for r in chunk for v in r])
+        _fill_incoming(con, columns, rows)
         con.execute(
             f"INSERT INTO {table} ({names}) SELECT DISTINCT ON ({key}) {names} FROM incoming"
             f" WHERE {key} NOT IN (SELECT {key} FROM {table} WHERE {key} IS NOT NULL)"
         )
     finally:
         con.execute("DROP TABLE IF EXISTS temp.incoming")
+
+
+def _fill_incoming(con: duckdb.DuckDBPyConnection, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """The rows into the temp table `incoming` (cast to its column types): as one Arrow table where there are
+    ARROW_ROWS or more and every column converts (~0.02 ms of CPU a row of `generations`), else as bound
+    parameters, many rows per statement (~0.13 ms a row: DuckDB binds each value from Python; its executemany
+    runs one INSERT per row, ~0.4 ms each)."""
+    names = ", ".join(columns)
+    if len(rows) >= ARROW_ROWS:
+        import pyarrow as pa  # only where a batch is this large: the gateway's generation log
+
+        try:
+            arrived = pa.table({c: [r[i] for r in rows] for i, c in enumerate(columns)})
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+            pass  # a column Arrow cannot hold as one type (mixed values): DuckDB casts each bound value instead
+        else:
+            con.register("incoming_arrow", arrived)
+            try:
+                con.execute(f"INSERT INTO incoming ({names}) SELECT {names} FROM incoming_arrow")
+            finally:
+                con.unregister("incoming_arrow")
+            return
+    marks = ", ".join("?" * len(columns))
+    for start in range(0, len(rows), INSERT_CHUNK):
+        chunk = rows[start : start + INSERT_CHUNK]
+        values = ", ".join([f"({marks})"] * len(chunk))
+        con.execute(f"INSERT INTO incoming ({names}) VALUES {values}", [v for r in chunk for v in r])
 
 
 def generation_row(**values: Any) -> list[Any]:

@@ -84,12 +84,15 @@ class LocalWindows:
 
     def __init__(self) -> None:
         self.windows: dict[str, tuple[deque[tuple[float, int]], list[int]]] = {}
+        self.keys: dict[tuple[RateLimitItem, tuple[str, ...]], str] = {}  # item.key_for(*identifiers), built once
         self.lock = threading.Lock()
 
     def _window(
         self, item: RateLimitItem, identifiers: tuple[str, ...], now: float
     ) -> tuple[deque[tuple[float, int]], list[int]]:
-        key = item.key_for(*identifiers)
+        key = self.keys.get((item, identifiers))
+        if key is None:
+            key = self.keys[(item, identifiers)] = item.key_for(*identifiers)
         entries, total = self.windows.setdefault(key, (deque(), [0]))
         horizon = now - item.get_expiry()
         while entries and entries[0][0] <= horizon:
@@ -112,6 +115,23 @@ class LocalWindows:
             entries.append((now, cost))
             total[0] += cost
             return True
+
+    def take(self, model_window: RateLimitItem, key_window: RateLimitItem, model: str, key: str, cost: int) -> str:
+        """Windows.decide's test-then-hit of one attempt, under one lock: `cost` into the key's and the model's
+        windows where both have room ("taken"), else "key_full" (the key's has none) or "model_full"."""
+        with self.lock:
+            now = time.time()
+            key_entries, key_total = self._window(key_window, (model, key), now)
+            if key_total[0] + cost > key_window.amount:
+                return "key_full"
+            model_entries, model_total = self._window(model_window, (model,), now)
+            if model_total[0] + cost > model_window.amount:
+                return "model_full"
+            model_entries.append((now, cost))
+            model_total[0] += cost
+            key_entries.append((now, cost))
+            key_total[0] += cost
+            return "taken"
 
     def get_window_stats(self, item: RateLimitItem, *identifiers: str) -> WindowStats:
         """When the window's oldest weight leaves it (now, for an empty window), and the room left."""
@@ -143,6 +163,7 @@ class Windows:
         self.shared = None if storage == "memory://" else MovingWindowRateLimiter(storage_from_string(storage))
         self.on_fallback, self.retry_shared_s = on_fallback, retry_shared_s
         self.down_until = 0.0  # while the shared store is taken for down: monotonic time
+        self.items: dict[tuple[int, float, int], tuple[RateLimitItemPerSecond, RateLimitItemPerSecond]] = {}
 
     @property
     def shared_down(self) -> bool:
@@ -189,11 +210,16 @@ class Windows:
         attempts = [max_tokens]
         if policy.degrade_max_tokens is not None and policy.degrade_max_tokens < max_tokens:
             attempts.append(policy.degrade_max_tokens)
-        model_window = RateLimitItemPerSecond(policy.budget, policy.window_s)
-        key_window = RateLimitItemPerSecond(key_limit(policy), policy.window_s)
+        model_window, key_window = self._items(policy)
         key_full = False
         for tokens in attempts:
             cost = weight(input_bytes, tokens)
+            if isinstance(limiter, LocalWindows):  # the same steps as below, under one lock
+                taken = limiter.take(model_window, key_window, model, key, cost)
+                key_full = taken == "key_full"
+                if taken == "taken":
+                    return Decision("admitted" if tokens == max_tokens else "degraded", cost, tokens)
+                continue
             if not limiter.test(key_window, model, key, cost=cost):
                 key_full = True
                 continue
@@ -217,6 +243,17 @@ class Windows:
         return Decision(
             "rejected", cost, attempts[-1], self._retry_after(limiter, model, key, model_window, key_window), reason
         )
+
+    def _items(self, policy: Admission) -> tuple[RateLimitItemPerSecond, RateLimitItemPerSecond]:
+        """The model's window and a key's of `policy`, built once per policy."""
+        found = self.items.get((policy.budget, policy.key_share, policy.window_s))
+        if found is None:
+            found = (
+                RateLimitItemPerSecond(policy.budget, policy.window_s),
+                RateLimitItemPerSecond(key_limit(policy), policy.window_s),
+            )
+            self.items[(policy.budget, policy.key_share, policy.window_s)] = found
+        return found
 
     def _retry_after(
         self,
