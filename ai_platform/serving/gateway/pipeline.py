@@ -29,7 +29,6 @@ it started ends with an SSE error event (`data: {"error": {...}}`), then the end
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import time
@@ -64,10 +63,6 @@ from ai_platform.warehouse import generation_row
 
 LOG = logging.getLogger("ai_platform.gateway")
 OFF_LOOP_CHARS = 4096  # a detector on a longer text (~ms of CPU) runs in a worker thread (a hop: ~0.1-0.2 ms)
-# The injection scores of this many recent inputs (each at most OFF_LOOP_CHARS) are kept: the score is a function
-# of the text alone, and inputs repeat (a template's fixed system text, a retried request). ~0.1-0.2 ms of CPU
-# saved per repeat, at most a few MB held.
-INJECTION_CACHE = 1024
 T = TypeVar("T")
 _TEXT_JSON = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(..., ensure_ascii=False), its encoder built once
 
@@ -192,9 +187,7 @@ class Pipeline:
 
     async def guard_input(self, call: Call, family: Family) -> None:
         """The injection guard on the input; a refusal (block) is raised before admission: it costs no budget."""
-        text = call.user_text
-        long = len(text) > OFF_LOOP_CHARS
-        call.injection = await asyncio.to_thread(injection_score, text) if long else _recent_injection_score(text)
+        call.injection = await _cpu(injection_score, call.user_text, size=len(call.user_text))
         action = check_input(call.rules.guards, call.injection)
         if action is None:
             return
@@ -439,12 +432,6 @@ class Relay(StreamingResponse):
             aclose = getattr(self.relay, "aclose", None)
             if aclose is not None:
                 await aclose()
-
-
-@functools.lru_cache(maxsize=INJECTION_CACHE)
-def _recent_injection_score(text: str) -> float:
-    """`injection_score(text)`, kept for the INJECTION_CACHE most recent texts (short ones: see guard_input)."""
-    return injection_score(text)
 
 
 async def _cpu(work: Callable[..., T], *args: Any, size: int) -> T:
