@@ -85,7 +85,27 @@ class Traffic:
         self.thread.join(timeout=150)
 
 
+def lighter_release(repo: Path) -> None:
+    """A test-only commit in this test's own repo: the weights as trained (no AWQ) and a canary of 8 ordinary cases
+    with the two gates 8 cases can show. This test guards the switch, the reload and the rollback, not quantization
+    or the gates: AWQ takes ~75 s on 2 cores, each vLLM start of its W4A16 checkpoint compiles ~30 s longer than one
+    of the checkpoint as trained (four starts here), and 32 cases twice ~35 s. The demo's own spec (AWQ, 32 cases,
+    8 gates) is shipped through the canary to live by test_a_guard_or_gate_only_commit_restarts_no_vllm, and the
+    gates are checked row by row by tests/test_canary.py."""
+    spec_path = repo / f"models/{MODEL}.yaml"
+    spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+    spec["quantization"]["method"] = "none"
+    cases = (repo / "evals/contract_review.jsonl").read_text(encoding="utf-8").splitlines()[:8]
+    (repo / "evals/rollout.jsonl").write_text("\n".join(cases) + "\n", encoding="utf-8")
+    spec["canary"]["evals"] = ["evals/rollout.jsonl"]
+    spec["canary"]["gates"] = [{"metric": "schema_valid_rate", "min": 1.0}, {"metric": "finish_stop_rate", "min": 1.0}]
+    spec_path.write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "-m", "test: no AWQ, a canary of 8 cases")
+
+
 def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tmp_path: Path, gateway: str) -> None:
+    lighter_release(own_demo_repo)
     assert materialize(instance, *CHAIN).success
     home = tmp_path / "home"
     snap = pinned_spec(home, MODEL)
@@ -287,7 +307,12 @@ def test_a_guard_or_gate_only_commit_restarts_no_vllm(
     from sensors.platform_repo import platform_repo_sensor
 
     home = tmp_path / "home"
-    assert materialize(instance, *SHIP_CHAIN).success
+    first = materialize(instance, *SHIP_CHAIN)
+    # The demo's own spec end to end, the only ship of its quantized weights through the canary here (the other
+    # vLLM tests ship the weights as trained): quantized, every canary gate passed, live.
+    assert first.success
+    (quantized,) = first.asset_materializations_for_node("quantized_weights")
+    assert quantized.metadata["method"].value != "none", quantized.metadata  # AWQ, or its W8A8 fallback
     live = load(home, MODEL).live
     assert live is not None
     pid = live.pid
