@@ -96,6 +96,10 @@ def lighter_release(repo: Path) -> None:
     spec_path = repo / f"models/{MODEL}.yaml"
     spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
     spec["quantization"]["method"] = "none"
+    # vLLM's CPU build traces the model with torch.compile (inductor off) at every start, its saved compile cache
+    # not loading back ("Compiling model again due to a load failure"): 11-26 s of each start here. This test
+    # guards the switch, not how vLLM runs the model; the other vLLM tests serve it compiled.
+    spec["serving"]["extra_args"] = ["--enforce-eager"]
     cases = (repo / "evals/contract_review.jsonl").read_text(encoding="utf-8").splitlines()[:8]
     (repo / "evals/rollout.jsonl").write_text("\n".join(cases) + "\n", encoding="utf-8")
     spec["canary"]["evals"] = ["evals/rollout.jsonl"]
