@@ -113,6 +113,21 @@ def random_candidate(repo: Path, demo_model_dir: Path) -> None:
     git(repo, "commit", "--quiet", "-m", "a candidate that learned nothing")
 
 
+def without_awq(repo: Path) -> None:
+    """A test-only commit in this test's own repo: the weights as trained, not AWQ'd, served without vLLM's
+    torch.compile trace. The gates judge the model's replies, not how it was quantized or traced: AWQ takes ~75 s on
+    2 cores and each vLLM start of its W4A16 checkpoint compiles ~30 s longer; the CPU build's trace runs with
+    inductor off and is redone at every start (its saved cache does not load back), 11-26 s of each of the three
+    starts here. The demo's own spec, AWQ and the trace included, passes every gate and goes live in
+    tests/test_rollout_local.py::test_a_guard_or_gate_only_commit_restarts_no_vllm."""
+    spec_path = repo / f"models/{MODEL}.yaml"
+    spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+    spec["quantization"]["method"] = "none"
+    spec["serving"]["extra_args"] = ["--enforce-eager"]
+    spec_path.write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    git(repo, "commit", "--quiet", "-am", "test: no AWQ, vLLM eager")
+
+
 def test_trained_model_passes_then_a_degenerate_candidate_fails_named_gates_and_the_incumbent_stays_live(
     instance, own_demo_repo: Path, demo_model_dir: Path, tmp_path: Path, webhook: list[str]
 ) -> None:
@@ -120,6 +135,7 @@ def test_trained_model_passes_then_a_degenerate_candidate_fails_named_gates_and_
     (named gates fail against that champion, and it stays live): one test, so the session ships the chain once
     for both."""
     home = tmp_path / "home"
+    without_awq(own_demo_repo)
     try:
         incumbent = materialize(instance, *CHAIN, "deployment")
         assert incumbent.success

@@ -28,6 +28,7 @@ from ai_platform.prompts.compiler import CompiledPrompt
 from ai_platform.records import ModelImage, PromptBundle, Records
 from ai_platform.rollout import local
 from ai_platform.serving.state import GATEWAY_URL_FILE, load
+from ai_platform.serving.vllm import VLLM_ENTRYPOINT, healthy
 from ai_platform.specs import pinned_spec
 from assets import SHIP_CHAIN
 
@@ -85,7 +86,31 @@ class Traffic:
         self.thread.join(timeout=150)
 
 
+def lighter_release(repo: Path) -> None:
+    """A test-only commit in this test's own repo: the weights as trained (no AWQ) and a canary of 8 ordinary cases
+    with the two gates 8 cases can show. This test guards the switch, the reload and the rollback, not quantization
+    or the gates: AWQ takes ~75 s on 2 cores, each vLLM start of its W4A16 checkpoint compiles ~30 s longer than one
+    of the checkpoint as trained (four starts here), and 32 cases twice ~35 s. The demo's own spec (AWQ, 32 cases,
+    8 gates) is shipped through the canary to live by test_a_guard_or_gate_only_commit_restarts_no_vllm, and the
+    gates are checked row by row by tests/test_canary.py."""
+    spec_path = repo / f"models/{MODEL}.yaml"
+    spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+    spec["quantization"]["method"] = "none"
+    # vLLM's CPU build traces the model with torch.compile (inductor off) at every start, its saved compile cache
+    # not loading back ("Compiling model again due to a load failure"): 11-26 s of each start here. This test
+    # guards the switch, not how vLLM runs the model; the other vLLM tests serve it compiled.
+    spec["serving"]["extra_args"] = ["--enforce-eager"]
+    cases = (repo / "evals/contract_review.jsonl").read_text(encoding="utf-8").splitlines()[:8]
+    (repo / "evals/rollout.jsonl").write_text("\n".join(cases) + "\n", encoding="utf-8")
+    spec["canary"]["evals"] = ["evals/rollout.jsonl"]
+    spec["canary"]["gates"] = [{"metric": "schema_valid_rate", "min": 1.0}, {"metric": "finish_stop_rate", "min": 1.0}]
+    spec_path.write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "-m", "test: no AWQ, a canary of 8 cases")
+
+
 def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tmp_path: Path, gateway: str) -> None:
+    lighter_release(own_demo_repo)
     assert materialize(instance, *CHAIN).success
     home = tmp_path / "home"
     snap = pinned_spec(home, MODEL)
@@ -111,15 +136,20 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     spec["serving"]["max_model_len"] = 992  # the demo model knows 1024 positions
     spec_path.write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
     git(own_demo_repo, "commit", "--quiet", "-am", "serving: max_model_len 992")
-    with Traffic(gateway, case["vars"]) as traffic, Clients(gateway, case["vars"], 7) as crowd:  # 8 clients in all
-        time.sleep(2)
-        shipped = materialize(instance, *CHAIN, "canary_eval", "deployment")
-        time.sleep(3)
-    assert shipped.success
-    crowd.check_none_failed({200})
-    canary_log = [e.user_message for e in instance.all_logs(shipped.run_id) if e.step_key == "canary_eval"]
+    judged = materialize(instance, *CHAIN, "canary_eval")
+    assert judged.success
+    canary_log = [e.user_message for e in instance.all_logs(judged.run_id) if e.step_key == "canary_eval"]
     assert any("evaluating on the live" in m and "the champion as users get it" in m for m in canary_log)
     assert not any("same release" in m for m in canary_log), "the candidate must not run on the old flags"
+    # The rollout, with 8 clients from the moment the new colour answers until after the switch (not while it starts:
+    # a minute on 2 cores, twice that with 8 clients taking the cores).
+    with LoadAtTheFlip(home, gateway, case["vars"], first.state.live.base_url) as flip:
+        shipped = materialize(instance, "deployment")
+    assert shipped.success
+    traffic, crowd = flip.traffic, flip.crowd
+    assert flip.switched is not None, "the clients never saw the gateway switch to the new colour"
+    crowd.check_none_failed({200})
+    assert any(a[0] < flip.switched for a in crowd.answers) and any(a[0] > flip.switched for a in crowd.answers)
     (deployed,) = shipped.asset_materializations_for_node("deployment")
     assert deployed.metadata["kind"].value == "model", deployed.metadata
     snap = pinned_spec(home, MODEL)
@@ -169,6 +199,62 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     assert dict(deployments) == {"live": 1, "retired": 3}
 
     kill_the_live_server_under_load(home, gateway, case["vars"])
+
+
+def vllm_urls(home: Path) -> set[str]:
+    """The base URLs of the vLLM servers running a model folder under `home` (their command lines say)."""
+    urls = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().decode("utf-8", "replace").split("\0")
+        except OSError:
+            continue
+        if VLLM_ENTRYPOINT in args and "--port" in args and "--model" in args:
+            model_dir = args[args.index("--model") + 1]
+            if model_dir.startswith(f"{home}/"):
+                urls.add(f"http://{args[args.index('--host') + 1]}:{args[args.index('--port') + 1]}")
+    return urls
+
+
+class LoadAtTheFlip:
+    """8 clients (Traffic and 7 Clients) started once a vLLM server other than `old` answers under `home` (the new
+    colour, before its warm-up and the switch), kept on until 3 s after the block; `switched`: when the state first
+    named a live colour other than the old one (monotonic, as the clients' times)."""
+
+    def __init__(self, home: Path, url: str, variables: dict[str, str], old: str) -> None:
+        self.home, self.old = home, old
+        self.traffic, self.crowd = Traffic(url, variables), Clients(url, variables, 7)
+        self.loaded: float | None = None  # when the clients started
+        self.switched: float | None = None
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self) -> None:
+        while not any(url != self.old and healthy(url) for url in vllm_urls(self.home)):
+            if self.done.wait(0.1):
+                return
+        self.traffic.__enter__()
+        self.crowd.__enter__()
+        self.loaded = time.monotonic()
+        while True:
+            live = load(self.home, MODEL).live
+            if live is not None and live.base_url != self.old:
+                self.switched = time.monotonic()
+                return
+            if self.done.wait(0.05):
+                return
+
+    def __enter__(self) -> LoadAtTheFlip:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join(timeout=30)
+        if self.loaded is not None:
+            time.sleep(3)
+            self.traffic.__exit__()
+            self.crowd.__exit__()
 
 
 class Clients:
@@ -287,7 +373,12 @@ def test_a_guard_or_gate_only_commit_restarts_no_vllm(
     from sensors.platform_repo import platform_repo_sensor
 
     home = tmp_path / "home"
-    assert materialize(instance, *SHIP_CHAIN).success
+    first = materialize(instance, *SHIP_CHAIN)
+    # The demo's own spec end to end, the only ship of its quantized weights through the canary here (the other
+    # vLLM tests ship the weights as trained): quantized, every canary gate passed, live.
+    assert first.success
+    (quantized,) = first.asset_materializations_for_node("quantized_weights")
+    assert quantized.metadata["method"].value != "none", quantized.metadata  # AWQ, or its W8A8 fallback
     live = load(home, MODEL).live
     assert live is not None
     pid = live.pid
