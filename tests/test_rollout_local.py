@@ -174,7 +174,7 @@ def test_blue_green_prompt_reload_and_rollback(instance, own_demo_repo: Path, tm
     )
     assert served.json()["prompt_version"] != body["prompt_version"]
 
-    with Clients(gateway, case["vars"], 8) as crowd:  # a rollback under the same load: a colour flip back
+    with Clients(gateway, case["vars"], 8) as crowd:  # rollback under load: bundle A, same vLLM
         back = local.rollback(snap, log=print)
         time.sleep(2)
     crowd.check_none_failed({200})
