@@ -165,7 +165,7 @@ quantization:
     samples: 64
     max_seq_len: 256
     holdout_fraction: 0.25
-  max_ppl_increase: 0.10  # the platform's budgets; not yet measured on the full model
+  max_ppl_increase: 0.10  # the platform's budgets; the whole model measured +17% and KL 0.16: refused
   max_kl_divergence: 0.01
 serving:
   max_model_len: 1024
