@@ -116,23 +116,6 @@ class LocalWindows:
             total[0] += cost
             return True
 
-    def take(self, model_window: RateLimitItem, key_window: RateLimitItem, model: str, key: str, cost: int) -> str:
-        """Windows.decide's test-then-hit of one attempt, under one lock: `cost` into the key's and the model's
-        windows where both have room ("taken"), else "key_full" (the key's has none) or "model_full"."""
-        with self.lock:
-            now = time.time()
-            key_entries, key_total = self._window(key_window, (model, key), now)
-            if key_total[0] + cost > key_window.amount:
-                return "key_full"
-            model_entries, model_total = self._window(model_window, (model,), now)
-            if model_total[0] + cost > model_window.amount:
-                return "model_full"
-            model_entries.append((now, cost))
-            model_total[0] += cost
-            key_entries.append((now, cost))
-            key_total[0] += cost
-            return "taken"
-
     def get_window_stats(self, item: RateLimitItem, *identifiers: str) -> WindowStats:
         """When the window's oldest weight leaves it (now, for an empty window), and the room left."""
         with self.lock:
@@ -214,12 +197,6 @@ class Windows:
         key_full = False
         for tokens in attempts:
             cost = weight(input_bytes, tokens)
-            if isinstance(limiter, LocalWindows):  # the same steps as below, under one lock
-                taken = limiter.take(model_window, key_window, model, key, cost)
-                key_full = taken == "key_full"
-                if taken == "taken":
-                    return Decision("admitted" if tokens == max_tokens else "degraded", cost, tokens)
-                continue
             if not limiter.test(key_window, model, key, cost=cost):
                 key_full = True
                 continue
