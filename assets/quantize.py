@@ -5,6 +5,7 @@ from typing import Any
 
 import dagster as dg
 
+from ai_platform.quantize import shared
 from ai_platform.quantize.stage import (
     KL_GATE,
     MODULE,
@@ -13,13 +14,14 @@ from ai_platform.quantize.stage import (
     accept,
     inputs_key,
     job_for,
+    keep,
     passthrough,
     preflight,
     record,
     record_preflight,
     recorded,
 )
-from ai_platform.records import QuantizeRun, VerifiedWeights
+from ai_platform.records import VerifiedWeights
 from assets import versions
 from assets.execution import ExecutionBackend
 from assets.partitions import models_partitions
@@ -68,7 +70,7 @@ def quantized_weights(
     snap = platform_repo.pinned(context.partition_key)
     records, warehouse = platform_repo.records(snap), platform_repo.warehouse(snap)
     verified = records.read(VerifiedWeights, snap.spec.name)
-    reused = False
+    reused_from = None
     if snap.spec.quantization.method == "none":
         result = passthrough(verified)
     else:
@@ -78,15 +80,17 @@ def quantized_weights(
         context.log.info(f"serving preflight: {choice.reason}")
         job = job_for(snap, verified, choice, records.store)
         key = inputs_key(snap, verified, job, versions.QUANTIZE, backend.workload_site(snap.platform))
-        found = recorded(snap, verified, choice, key, records)
+        cache = shared.location()
+        found = recorded(snap, verified, choice, key, records, cache)
         if found is not None:  # inputs and code version unchanged: the recorded result, not AWQ again
-            context.log.info(f"inputs and code version unchanged ({key[:12]}): reporting the recorded result")
-            result = found
+            result, reused_from = found
+            context.log.info(
+                f"inputs and code version unchanged ({key[:12]}): reporting the recorded result ({reused_from})"
+            )
         else:
             report = execution.run_workload(context, MODULE, job, snap)
             result = accept(snap, verified, choice, report, records.store)
-            records.publish(QuantizeRun(key, report), key)
-        reused = found is not None
+            keep(key, report, result, records, cache)
     records.publish(result.record, snap.spec.name, passed=result.passed)
     record(warehouse, snap, result)
     checks = [
@@ -97,9 +101,11 @@ def quantized_weights(
         "digest": f"sha256:{result.digest}",
         "method": result.method,
         "folder": result.folder,
-        "reused": reused,  # the recorded result of the same inputs and code version
+        "reused": reused_from is not None,  # the recorded result of the same inputs and code version
         **{k: result.report[k] for k in FIGURES if k in result.report},
     }
+    if reused_from is not None:  # "home": this home's record; "shared": $AI_PLATFORM_QUANTIZED_CACHE's
+        metadata["reused_from"] = reused_from
     if result.report:
         metadata["recipe_digest"] = result.report["recipe_digest"]
     if result.choice:

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from conftest import MODEL, ROOT, materialize
 
-from ai_platform.artifacts import FolderStore
+from ai_platform.artifacts import FolderStore, canonical_json, sha256_hex
 from ai_platform.platform_repo import git
 from ai_platform.quantize.recipe import from_spec
 from ai_platform.quantize.stage import job_for, preflight
@@ -398,3 +398,42 @@ def test_a_float16_checkpoint_with_large_activations_is_calibrated_without_overf
     folder = Path(result["folder"])
     saved = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     assert saved["dtype"] == "float16", "written in the source's dtype"
+
+
+def test_a_new_home_on_the_same_machine_takes_the_shared_result_and_a_damaged_one_is_made_again(
+    instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With $AI_PLATFORM_QUANTIZED_CACHE set (make demo sets it), a home without a record of the same inputs takes
+    the result another home made, copied into its own artifacts and re-hashed there, instead of running the workload
+    again; an entry whose bytes changed is not taken: the workload runs and a whole entry replaces it."""
+    cache = tmp_path / "shared"
+    monkeypatch.setenv("AI_PLATFORM_QUANTIZED_CACHE", str(cache))
+    first = materialize(instance, *CHAIN)
+    assert first.success
+    (made,) = first.asset_materializations_for_node("quantized_weights")
+    assert made.metadata["reused"].value is False and "reused_from" not in made.metadata
+    (entry,) = cache.iterdir()
+    digest = made.metadata["digest"].value.removeprefix("sha256:")
+    assert json.loads((entry / "report.json").read_text())["digest"] == digest
+
+    monkeypatch.setenv("AI_PLATFORM_HOME", str(tmp_path / "second-home"))
+    again = materialize(instance, *CHAIN)
+    assert again.success
+    (taken,) = again.asset_materializations_for_node("quantized_weights")
+    assert taken.metadata["reused_from"].value == "shared" and taken.metadata["digest"].value == f"sha256:{digest}"
+    assert taken.metadata["duration_s"].value == made.metadata["duration_s"].value  # the report, not a rerun
+    assert Path(taken.metadata["folder"].value) == tmp_path / "second-home" / "artifacts" / "quantized" / digest
+    assert checks(again)["perplexity_within_budget"].passed
+
+    weights = entry / digest / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    monkeypatch.setenv("AI_PLATFORM_HOME", str(tmp_path / "third-home"))
+    third = materialize(instance, *CHAIN)
+    assert third.success
+    (rerun,) = third.asset_materializations_for_node("quantized_weights")
+    assert rerun.metadata["reused"].value is False  # the workload ran again
+    (replaced,) = cache.iterdir()
+    report = json.loads((replaced / "report.json").read_text())
+    assert sha256_hex(canonical_json(wm.build_manifest(replaced / report["digest"]))) == report["digest"]

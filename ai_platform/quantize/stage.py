@@ -8,6 +8,7 @@ here and must be named by its own manifest digest.
 from __future__ import annotations
 
 import json
+import shutil
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 from ai_platform.artifacts import ArtifactStore, canonical_json, sha256_hex
 from ai_platform.config import Quantization
 from ai_platform.errors import MissingArtifactError, QuantizationError
-from ai_platform.quantize import calibration, recipe
+from ai_platform.quantize import calibration, recipe, shared
 from ai_platform.records import QuantizedWeights, QuantizeRun, Records, VerifiedWeights
 from ai_platform.serving.runtime import Runtime, title
 from ai_platform.specs import SpecSnapshot
@@ -181,17 +182,43 @@ def inputs_key(
 
 
 def recorded(
-    snap: SpecSnapshot, verified: VerifiedWeights, choice: SchemeChoice, key: str, records: Records
-) -> Quantized | None:
-    """The result the same inputs and code made before, its output folder re-hashed and held to its name; None where
-    there is none, or its output is gone or no longer matches (then the workload runs again)."""
+    snap: SpecSnapshot,
+    verified: VerifiedWeights,
+    choice: SchemeChoice,
+    key: str,
+    records: Records,
+    cache: Path | None = None,
+) -> tuple[Quantized, str] | None:
+    """The result the same inputs and code made before, its output folder re-hashed and held to its name, and where
+    it was found ("home": this home's record; "shared": the machine's shared results, `cache`, then recorded here);
+    None where there is none, or its output is gone or no longer matches (then the workload runs again)."""
     run = records.find(QuantizeRun, key)
-    if run is None:
+    if run is not None:
+        try:
+            return accept(snap, verified, choice, run.report, records.store), "home"
+        except (QuantizationError, MissingArtifactError, OSError):
+            pass
+    if cache is None or not records.store.keeps_folders_in_place:
+        return None
+    report = shared.get(cache, key, snap.platform.artifacts_path / "quantized")
+    if report is None:
         return None
     try:
-        return accept(snap, verified, choice, run.report, records.store)
+        found = accept(snap, verified, choice, report, records.store)
     except (QuantizationError, MissingArtifactError, OSError):
+        shutil.rmtree(report["folder"], ignore_errors=True)  # a damaged entry: neither it nor its copy is kept
+        shared.drop(cache, key)
         return None
+    records.publish(QuantizeRun(key, report), key)
+    return found, "shared"
+
+
+def keep(key: str, report: dict[str, Any], result: Quantized, records: Records, cache: Path | None = None) -> None:
+    """Record a fresh (and re-hashed) result under its inputs key, and share it with the machine's other homes where
+    `cache` names a folder and the folder is on this machine's disk."""
+    records.publish(QuantizeRun(key, report), key)
+    if cache is not None and records.store.keeps_folders_in_place:
+        shared.put(cache, key, report, records.store.folder(result.folder))
 
 
 def gates(q: Quantization, report: dict[str, Any]) -> dict[str, tuple[bool, str]]:
