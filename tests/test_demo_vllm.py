@@ -85,3 +85,22 @@ def test_a_cpu_model_server_yields_the_cores_to_the_gateway(demo_vllm) -> None:
     ours = os.getpriority(os.PRIO_PROCESS, 0)  # the rest of the machine (this test) keeps its own
     for pid in [root, *map(int, children)]:
         assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, ours + CPU_NICE), f"pid {pid}"
+
+
+def test_a_second_start_of_the_same_model_takes_its_compiled_graphs_from_the_cache(
+    demo_vllm, demo_model_dir: Path, tmp_path: Path
+) -> None:
+    """vLLM 0.32's CPU build saves an AOT-compiled model at its first start and fails to load it at every later
+    one, so it compiled again each time (tens of seconds a start; the 30-layer published model's a minute). The
+    launcher turns AOT compilation off: a second start of the model the session's server runs, with the same
+    settings, takes Inductor's compiled graphs from its cache and never logs the failed load."""
+    from ai_platform.config import Serving
+    from ai_platform.serving.vllm import SERVE_PYTHON, launch
+
+    log = tmp_path / "second.log"
+    serving = Serving(max_model_len=1024, dtype="float32", block_size=32, max_num_seqs=8)  # demo_vllm's
+    with launch(demo_model_dir, "contract-reviewer", serving, python=SERVE_PYTHON, log_path=log) as server:
+        assert httpx.get(f"{server.base_url}/health", timeout=10).status_code == 200
+    text = log.read_text(encoding="utf-8", errors="replace")
+    assert "Warming up done" in text
+    assert "Compiling model again due to a load failure" not in text
