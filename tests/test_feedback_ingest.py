@@ -342,13 +342,13 @@ def test_jsonl_with_bad_rows(tmp_path: Path) -> None:
 
 def test_the_demo_reviewers_label_files(tmp_path: Path) -> None:
     """As the demo's reviewers send them: reviewer-a's CSV from Excel (with its BOM), the others' JSONL with one
-    row that is not a label."""
+    row that is not a label; the clause classifier's reviewers label a wrong class `incorrect`."""
     rows = [
-        {"generation_id": f"gen-{i:03d}", "reviewer": f"reviewer-{'abc'[i % 3]}", "label": "correct",
-         "comment": "", "labeled_at": f"2026-02-02T09:{i:02d}:00+00:00"}
+        {"generation_id": f"gen-{i:03d}", "reviewer": f"reviewer-{'abc'[i % 3]}",
+         "label": "incorrect" if i in (0, 5) else "correct", "comment": "", "labeled_at": f"2026-02-02T09:{i:02d}:00+00:00"}
         for i in range(12)
     ]  # fmt: skip
-    csv_file, jsonl_file = write_labels(tmp_path / "inbox", rows, seed=0)
+    csv_file, jsonl_file = write_labels(tmp_path / "inbox", rows, "0")
     assert csv_file.read_bytes().startswith("\ufeff".encode())
 
     empty = warehouse(tmp_path / "empty.duckdb", ids=[])  # no generations yet: all unknown, all kept
@@ -361,6 +361,8 @@ def test_the_demo_reviewers_label_files(tmp_path: Path) -> None:
     assert [(r.rows_in, r.accepted, r.quarantined) for r in reports] == [(4, 4, 0), (9, 8, 1)]
     _, quarantined = served.query("SELECT source_line, reason FROM feedback_quarantine")
     assert quarantined == [(9, "unknown label")]
+    _, summary = served.query("SELECT sum(labels), sum(correct), sum(incorrect) FROM label_summary")
+    assert summary == [(12, 10, 2)]
 
 
 def test_files_refused_whole(tmp_path: Path) -> None:
@@ -558,6 +560,7 @@ def test_the_migrations_keep_existing_labels_and_quarantine(tmp_path: Path) -> N
         ("correct", "\u00a0 ", "2026-01-06 10:00:00.5+08:00", ("correct", None, None)),
         ("correct", "  ", "2026-01-06T10:00+0800", ("correct", None, None)),
         ("false_positive", "复核", " 2026-01-06T10:00:00Z ", ("false_positive", "复核", None)),
+        (" Incorrect", None, "2026-01-06T10:00:00Z", ("incorrect", None, None)),  # a classifier's wrong class
         ("meh", None, "2026-01-06T10:00:00Z", ("meh", None, "unknown label")),
         ("correct", None, "2026-01-06T10:00:0 Z", ("correct", None, "labeled_at is not an ISO 8601 timestamp")),
         ("correct", None, "+026-01-06T10:00:00Z", ("correct", None, "labeled_at is not an ISO 8601 timestamp")),

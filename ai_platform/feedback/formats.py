@@ -29,7 +29,8 @@ from ai_platform.errors import LabelEncodingError, LabelFormatError, LabelHeader
 
 FIELDS = ("generation_id", "reviewer", "label", "comment", "labeled_at")
 REQUIRED = ("generation_id", "reviewer", "label", "labeled_at")
-LABELS = ("correct", "missed_risk", "false_positive")
+# `incorrect`: wrong in a way the other two do not name (a classifier's wrong class, a wrong extracted field)
+LABELS = ("correct", "missed_risk", "false_positive", "incorrect")
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 ENCODINGS = {"utf-8": "utf-8", "utf8": "utf-8", "gb18030": "gb18030", "gbk": "gb18030"}
