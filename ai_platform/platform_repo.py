@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,22 +93,30 @@ def resolve(repo: Path, ref: str = "HEAD") -> Commit:
 
 
 def export(repo: Path, sha: str, dest: Path) -> Path:
-    """Write the tree of commit `sha` to `dest` (once; snapshots are immutable)."""
+    """Write the tree of commit `sha` to `dest` (once; snapshots are immutable).
+
+    Runs of several models at one commit export it at once: each extracts into a folder of its own beside `dest`
+    and renames it into place; whoever comes second finds `dest` whole and discards its copy. A whole snapshot is
+    never removed, so no run loses the files it is reading."""
     if (dest / ".complete").is_file():
         return dest
     archive = git(repo, "archive", "--format=tar", sha)
-    partial = dest.with_name(dest.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f"{dest.name}.partial-", dir=dest.parent))
+    partial.chmod(0o755)  # as a plain mkdir makes it (mkdtemp's is owner-only)
     try:
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             extract(tar, partial, f"git archive of {sha}")  # nothing lands or links outside the snapshot
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)  # never a half-extracted snapshot
-        raise
-    (partial / ".complete").write_text(sha + "\n")
-    shutil.rmtree(dest, ignore_errors=True)
-    partial.rename(dest)
+        (partial / ".complete").write_text(sha + "\n")
+        if dest.exists() and not (dest / ".complete").is_file():
+            shutil.rmtree(dest, ignore_errors=True)  # a snapshot left half-made by an older platform
+        try:
+            partial.rename(dest)
+        except OSError:
+            if not (dest / ".complete").is_file():  # not another run's whole snapshot: a real failure
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)  # never a half-extracted snapshot, nor a second copy
     return dest
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,36 @@ def test_export_is_complete_or_absent(demo_repo: Path, tmp_path: Path) -> None:
     dest = export(demo_repo, sha, tmp_path / "snap")
     assert (dest / ".complete").read_text().strip() == sha
     assert (dest / "hub/contract-qwen2/model.safetensors").is_file()
-    assert not list(tmp_path.glob("*.partial"))
+    assert not list(tmp_path.glob("*.partial*"))
+
+
+def test_runs_that_export_the_same_commit_at_once_each_get_the_whole_snapshot(
+    own_demo_repo: Path, tmp_path: Path
+) -> None:
+    """Two models' runs at one commit (make demo ships both side by side; a run queue may start them together) export
+    the same snapshot at once: each returns a whole snapshot, and none removes files another is reading."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    for i in range(300):  # enough files that the extractions overlap
+        (own_demo_repo / f"many/{i:03d}.txt").parent.mkdir(exist_ok=True)
+        (own_demo_repo / f"many/{i:03d}.txt").write_text(f"{i}\n" * 200)
+    git(own_demo_repo, "add", "many")
+    git(own_demo_repo, "commit", "--quiet", "-m", "many files")
+    sha = resolve(own_demo_repo).sha
+    expected = sorted(str(p.relative_to(own_demo_repo)) for p in (own_demo_repo / "many").iterdir())
+    dest = tmp_path / "snapshots" / sha
+
+    def export_and_list(_: int) -> list[str]:
+        root = export(own_demo_repo, sha, dest)
+        return sorted(str(p.relative_to(root)) for p in (root / "many").iterdir())
+
+    for _ in range(3):
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            seen = list(pool.map(export_and_list, range(6)))
+        assert all(listing == expected for listing in seen)
+        assert (dest / ".complete").read_text().strip() == sha
+        assert [p.name for p in dest.parent.iterdir()] == [sha]  # no partial folder left behind
+        shutil.rmtree(dest)
 
 
 def test_model_names(demo_repo: Path) -> None:
