@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,33 +95,41 @@ def print_miss_rate(model: str, gateway: str, key: Path) -> None:
     live = load(HOME, model).live
     if live is None:
         return
-    document = bundle.load(OciLayout(Path(live.bundle_layout)), live.bundle)["contract_review"]
+    document = bundle.load(OciLayout(Path(live.bundle_layout)), live.bundle).get("contract_review")
+    if document is None:  # a model of another task (the clause classifier): the metric is the reviewer's
+        return
     print(f"\n== miss rate of key risks [{model}], held-out contracts (the article's 8.2% -> 0.9%)")
     for line in measure(gateway, live.base_url, document, model, bearer(key)).lines():
         print(f"  {line}")
 
 
-def try_the_gateway(url: str, key: Path) -> None:
+def try_the_gateway(url: str, key: Path, models: list[str]) -> None:
     import json
 
     import httpx
 
-    case = json.loads((REPO / "evals/contract_review.jsonl").read_text(encoding="utf-8").splitlines()[0])
-    body = json.dumps({"variables": case["vars"]}, ensure_ascii=False)
-    print(f"\ngateway:   {url}  (make demo-stop ends it and the live model)")
+    from ai_platform.demo import classifier
+
+    print(f"\ngateway:   {url}  (make demo-stop ends it and the live models)")
     print(f"  keys:    {key} (invoke), {key.parent / 'reviewer-demo.key'} (label); `ai-platform keys` makes more")
-    print(
-        f'  curl -s {url}/v1/prompts/contract_review:run -H "Authorization: Bearer $(cat {key.relative_to(ROOT)})"'
-        f" -H 'Content-Type: application/json' -d '{body[:60]}…'"
-    )
-    try:
-        reply = httpx.post(
-            f"{url}/v1/prompts/contract_review:run", json={"variables": case["vars"]}, headers=bearer(key), timeout=120
+    tries = [("contract_review", "evals/contract_review.jsonl")]
+    if classifier.NAME in models:
+        tries.append((classifier.PROMPT, classifier.EVALS))
+    for prompt, evals in tries:
+        case = json.loads((REPO / evals).read_text(encoding="utf-8").splitlines()[0])
+        body = json.dumps({"variables": case["vars"]}, ensure_ascii=False)
+        print(
+            f'  curl -s {url}/v1/prompts/{prompt}:run -H "Authorization: Bearer $(cat {key.relative_to(ROOT)})"'
+            f" -H 'Content-Type: application/json' -d '{body[:60]}…'"
         )
-    except httpx.HTTPError as exc:
-        print(f"  no answer: {type(exc).__name__}")
-        return
-    print(f"  -> HTTP {reply.status_code}: {json.dumps(reply.json(), ensure_ascii=False)[:400]}")
+        try:
+            reply = httpx.post(
+                f"{url}/v1/prompts/{prompt}:run", json={"variables": case["vars"]}, headers=bearer(key), timeout=120
+            )
+        except httpx.HTTPError as exc:
+            print(f"  no answer: {type(exc).__name__}")
+            continue
+        print(f"  -> HTTP {reply.status_code}: {json.dumps(reply.json(), ensure_ascii=False)[:400]}")
 
 
 def ship_model_job():  # reconstructable: each step process loads the definitions again
@@ -180,11 +189,20 @@ def served_scheme(result, step: str) -> list[str]:
     return []
 
 
+# When `make demo` started: ship_all's worker processes count from it too.
+STARTED = float(os.environ.setdefault("AI_PLATFORM_DEMO_STARTED", str(time.time())))
+
+
+def elapsed() -> str:
+    return f"{time.time() - STARTED:4.0f} s"
+
+
 def run(job, instance, tags: dict[str, str], title: str, selection=None) -> int:
-    """Execute one job; print each step's outcome (a failure with its reason); return how many steps failed."""
+    """Execute one job; print each step's outcome (a failure with its reason), all at once when it ends (runs may
+    go side by side); return how many steps failed."""
     import dagster as dg
 
-    print(f"\n== {title}", flush=True)
+    print(f"[{elapsed()}] started: {title}", flush=True)
     # The console keeps to this summary; every event and stack trace is in the instance, for the UI.
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
     result = dg.execute_job(
@@ -203,26 +221,52 @@ def run(job, instance, tags: dict[str, str], title: str, selection=None) -> int:
         if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.event_specific_data.passed
     }
     unexpected = 0
-    print(f"run {result.run_id}")
+    lines = [f"\n== [{elapsed()}] {title}", f"run {result.run_id}"]
     chosen = {k.to_user_string() for k in selection} if selection else None
     for node in job().nodes_in_topological_order:
         step = node.name
         if chosen is not None and step not in chosen:
             continue
         if step in done:
-            print(f"  ok          {step}")
-            for line in served_scheme(result, step):
-                print(f"              {line}")
+            lines.append(f"  ok          {step}")
+            lines.extend(f"              {line}" for line in served_scheme(result, step))
         elif step in failed:
             unexpected += 1
-            lines = failed[step].to_string().splitlines() if failed[step] else [""]
+            error = failed[step].to_string().splitlines() if failed[step] else [""]
             # the library's own error line, not Dagster's wrapper around it
-            reason = next((line for line in reversed(lines) if line.startswith("ai_platform.")), lines[0]).strip()
-            print(f"  FAILED      {step}  {reason}")
+            reason = next((line for line in reversed(error) if line.startswith("ai_platform.")), error[0]).strip()
+            lines.append(f"  FAILED      {step}  {reason}")
         else:
             why = f"blocked by failed checks: {', '.join(sorted(blocked))}" if blocked else "upstream produced nothing"
-            print(f"  skipped     {step}  ({why})")
+            lines.append(f"  skipped     {step}  ({why})")
+    print("\n".join(lines), flush=True)
     return unexpected
+
+
+def ship_all(models: list[str]) -> int:
+    """Every model's first ship_model run, side by side, each in a process of its own (Dagster's in-process
+    execution is not thread-safe: two runs in one process deadlock in its logging): each waits on its own vLLM
+    starts much of the time, and each model is its own partition all the way down (its spec, weights, canary
+    server, live colour). Each run's summary is printed as it ends."""
+    import subprocess
+
+    runs = [
+        subprocess.Popen([sys.executable, __file__, "--ship", m], stdout=subprocess.PIPE, text=True) for m in models
+    ]
+    failed = 0
+    for process in runs:
+        out, _ = process.communicate()
+        print(out, end="", flush=True)
+        failed += process.returncode
+    return failed
+
+
+def ship_one(model: str) -> int:
+    """`--ship MODEL`: one model's ship_model run in this process (ship_all's worker); exits with its failures."""
+    import dagster as dg
+
+    sys.path.insert(0, str(ROOT))
+    return run(ship_model_job, dg.DagsterInstance.get(), {"dagster/partition": model}, f"ship_model [{model}]")
 
 
 def main() -> int:
@@ -230,7 +274,13 @@ def main() -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_UPDATE_CHECK", "1")
     sys.path.insert(0, str(ROOT))
+    from ai_platform.demo import classifier
+    from ai_platform.demo.cache import cache_base
     from ai_platform.demo.repo import init
+    from ai_platform.quantize import shared
+
+    # The published model's quantization takes minutes: kept by its inputs key for the next `make demo`'s new home.
+    os.environ.setdefault(shared.ENV, str(cache_base() / "quantized"))
     from ai_platform.errors import NewerWarehouseFile
     from ai_platform.platform_repo import model_names
     from ai_platform.warehouse import Warehouse
@@ -238,7 +288,9 @@ def main() -> int:
 
     if not (REPO / ".git").is_dir():
         shutil.rmtree(REPO, ignore_errors=True)
-        init(REPO, seed=0)
+        init(REPO, seed=0, published=True)  # both models: the demo's own and the published one
+    elif not (REPO / f"models/{classifier.NAME}.yaml").is_file():
+        print(f"{REPO} is from a demo of one model: `rm -rf demo` first to ship the published model beside it")
     DAGSTER_HOME.mkdir(parents=True, exist_ok=True)
     settings = DAGSTER_HOME / "dagster.yaml"
     # One run per model at a time: the git sensor's per-commit runs then go live in commit order. No
@@ -267,15 +319,24 @@ def main() -> int:
     made = demo_keys()
     gateway = start_gateway()
     unexpected = 0
-    for model in models:
-        tags = {"dagster/partition": model}
-        unexpected += run(ship_model_job, instance, tags, f"ship_model [{model}] on the embedded default")
-    unexpected += ship_the_prompt_commit(instance)  # the canary now has a champion to compare with
-    # Reviewers at work: real traffic through the gateway, labeled against the corpus's truth.
-    from ai_platform.demo.reviewers import review
+    unexpected += ship_all(models)
+    # Reviewers at work: real traffic through the gateway, labeled against the corpus's truth. The classifier's
+    # start at once, beside the reviewer's prompt-only commit, which does not touch the classifier; each model's
+    # replies come from its own vLLM worker, one core each.
+    from concurrent.futures import ThreadPoolExecutor
 
-    files = review(gateway, inbox, bearer(made["invoke"]), count=480)  # a holdout of ~150: fewer make AUCs a coin toss
-    print(f"\nreviewers: {sum(1 for f in files for _ in f.open()) - 1} labels of gateway replies in {inbox}")
+    from ai_platform.demo.reviewers import review, review_clauses
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        clauses = [
+            pool.submit(review_clauses, gateway, inbox, bearer(made["invoke"]), count=140, workers=8)
+            for _ in range(classifier.NAME in models)
+        ]
+        unexpected += ship_the_prompt_commit(instance)  # the canary now has a champion to compare with
+        files = review(gateway, inbox, bearer(made["invoke"]), count=480, workers=8)  # a holdout of ~150
+        files += [f for labelled in clauses for f in labelled.result()]
+    labels = sum(1 for f in files for _ in f.open()) - sum(f.suffix == ".csv" for f in files)  # less the headers
+    print(f"\n[{elapsed()}] reviewers: {labels} labels of gateway replies in {inbox}")
     unexpected += run(ingest_feedback_job, instance, {}, "ingest_feedback")
     for model in models:
         title = f"learn_from_feedback [{model}]"
@@ -286,11 +347,13 @@ def main() -> int:
     print(f"\nUI:        make ui   (then open http://127.0.0.1:3000, instance in {DAGSTER_HOME})")
     query = "SELECT path, count(*) AS tensors, sum(data_end - data_begin) AS bytes FROM tensor_hashes GROUP BY path"
     print(f'warehouse: .venv/bin/ai-platform sql "{query}" --warehouse {HOME}/warehouse.duckdb')
-    try_the_gateway(gateway, made["invoke"])
+    try_the_gateway(gateway, made["invoke"], models)
     return 1 if unexpected else 0
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--ship"]:
+        sys.exit(ship_one(sys.argv[2]))
     if sys.argv[1:] == ["--stop-gateway"]:
         sys.path.insert(0, str(ROOT))
         stop_gateway(HOME / "gateway.pid")
