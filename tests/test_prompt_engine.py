@@ -131,3 +131,32 @@ def test_notation_schemas_pass_the_lint() -> None:
     )
     document = compile_bytes(source, "ok.prompt").document
     assert engine.problems(document["output_schema"]) == []
+
+
+def test_a_second_command_takes_xgrammars_verdict_from_the_machines_cache_without_importing_it(tmp_path) -> None:
+    """Importing xgrammar costs every `ai-platform` command that compiles a prompt ~1.8 s (torch, transformers):
+    its verdict on a schema is kept in the machine's cache, so the next process gives the same verdicts, an
+    xgrammar refusal included (without its log's clock time), and never imports it."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    schemas = [{"type": "object", "properties": {"a": {"type": "string"}}}, {"$ref": "#/$defs/nope"}]
+    script = (
+        "import json, sys\nfrom ai_platform.prompts import engine\n"
+        f"found = [engine.problems(s) for s in {schemas!r}]\n"
+        "print(json.dumps([found, 'xgrammar' in sys.modules]))"
+    )
+    env = {**os.environ, "AI_PLATFORM_CACHE": str(tmp_path)}
+
+    def command() -> list[Any]:
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        result: list[Any] = json.loads(out.stdout.strip().splitlines()[-1])
+        return result
+
+    (first, imported), (again, imported_again) = command(), command()
+    assert first == again and (imported, imported_again) == (True, False)
+    assert first[0] == [] and len(first[1]) == 1
+    assert first[1][0].startswith("xgrammar cannot compile the schema: /project/cpp/json_schema_converter.cc")
+    assert first[1][0].endswith("Cannot find field $defs in #/$defs/nope")  # no clock time in it

@@ -21,6 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ai_platform import usercache
 from ai_platform.demo import corpus, model, published
 from ai_platform.demo.model import MODEL_FILES, Recipe
 
@@ -48,8 +49,8 @@ def published_key(gguf_sha256: str) -> str:
 
 
 def cache_base() -> Path:
-    """$AI_PLATFORM_CACHE, else ~/.cache/ai-platform: one folder per kind of model under it."""
-    return Path(os.environ.get("AI_PLATFORM_CACHE", Path.home() / ".cache" / "ai-platform"))
+    """The machine's cache (`usercache.base`): one folder per kind of model under it."""
+    return usercache.base()
 
 
 def cache_root() -> Path:

@@ -10,10 +10,15 @@ here each one is a compile error with the JSON pointer of the offending schema.
 from __future__ import annotations
 
 import functools
+import json
+import os
+import re
 from collections.abc import Iterator
+from importlib import metadata
 from typing import Any
 
-from ai_platform.artifacts import canonical_json
+from ai_platform import usercache
+from ai_platform.artifacts import canonical_json, sha256_hex
 
 # xgrammar's json_schema_converter.cc knows these string formats; vLLM rejects the rest.
 STRING_FORMATS = frozenset(
@@ -121,11 +126,38 @@ def problems(schema: dict[str, Any], *, meta: bool = True) -> list[str]:
 
 @functools.lru_cache(maxsize=4096)
 def _xgrammar_error(schema_json: str) -> str | None:
+    """xgrammar's verdict on the schema (`_compiled`), kept on this machine by the schema and xgrammar's version:
+    importing xgrammar takes ~1.8 s of CPU (it imports torch and transformers), which every `ai-platform` command
+    that compiles a prompt paid again for the same schemas."""
+    key = sha256_hex(f"{metadata.version('xgrammar')}\0{COMPACT}\0{schema_json}".encode())
+    path = usercache.base() / "xgrammar" / f"{key}.json"
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(kept, dict) and (kept.get("error") is None or isinstance(kept.get("error"), str)):
+            return kept.get("error")
+    except (OSError, ValueError):
+        pass
+    error = _compiled(schema_json)
+    try:  # written beside, then renamed: a reader never sees half a verdict
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{key}.{os.getpid()}")
+        partial.write_text(json.dumps({"error": error}), encoding="utf-8")
+        partial.replace(path)
+    except OSError:
+        pass  # an unwritable cache costs the next command the import, nothing else
+    return error
+
+
+COMPACT = "any_whitespace=False separators=,:"  # what `_compiled` asks xgrammar for (part of the cache key)
+
+
+def _compiled(schema_json: str) -> str | None:
     """Compile as vLLM does with compact JSON (no free whitespace, `,`/`:` separators)."""
     import xgrammar
 
     try:
         xgrammar.Grammar.from_json_schema(schema_json, any_whitespace=False, separators=(",", ":"))
     except Exception as exc:  # xgrammar raises RuntimeError/ValueError/its own types by version
-        return str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        last = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        return re.sub(r"^\[\d\d:\d\d:\d\d\] ", "", last)  # its log's clock time: not part of the verdict
     return None

@@ -11,12 +11,12 @@ original stays beside it as `<name>.duckdb-2.0`. Nothing is lost if any step fai
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from ai_platform import usercache
 from ai_platform.errors import WarehouseError
 from ai_platform.warehouse.file import Warehouse
 
@@ -37,8 +37,8 @@ print(json.dumps(counts))
 
 
 def cache_dir() -> Path:
-    """Where the side install of duckdb 2.0 goes ($AI_PLATFORM_CACHE, as for the demo model)."""
-    return Path(os.environ.get("AI_PLATFORM_CACHE", Path.home() / ".cache" / "ai-platform"))
+    """Where the side install of duckdb 2.0 goes: the machine's cache (`usercache.base`)."""
+    return usercache.base()
 
 
 def old_duckdb(cache: Path) -> Path:
