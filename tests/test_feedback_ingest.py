@@ -345,7 +345,8 @@ def test_the_demo_reviewers_label_files(tmp_path: Path) -> None:
     row that is not a label; the clause classifier's reviewers label a wrong class `incorrect`."""
     rows = [
         {"generation_id": f"gen-{i:03d}", "reviewer": f"reviewer-{'abc'[i % 3]}",
-         "label": "incorrect" if i in (0, 5) else "correct", "comment": "", "labeled_at": f"2026-02-02T09:{i:02d}:00+00:00"}
+         "label": "incorrect" if i in (0, 5) else "correct", "comment": "",
+         "labeled_at": f"2026-02-02T09:{i:02d}:00+00:00"}
         for i in range(12)
     ]  # fmt: skip
     csv_file, jsonl_file = write_labels(tmp_path / "inbox", rows, "0")
