@@ -197,12 +197,13 @@ def elapsed() -> str:
     return f"{time.time() - STARTED:4.0f} s"
 
 
-def run(job, instance, tags: dict[str, str], title: str, selection=None) -> int:
+def run(job, instance, tags: dict[str, str], title: str, selection=None, announce: bool = True) -> int:
     """Execute one job; print each step's outcome (a failure with its reason), all at once when it ends (runs may
     go side by side); return how many steps failed."""
     import dagster as dg
 
-    print(f"[{elapsed()}] started: {title}", flush=True)
+    if announce:
+        print(f"[{elapsed()}] started: {title}", flush=True)
     # The console keeps to this summary; every event and stack trace is in the instance, for the UI.
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
     result = dg.execute_job(
@@ -250,14 +251,15 @@ def ship_all(models: list[str]) -> int:
     server, live colour). Each run's summary is printed as it ends."""
     import subprocess
 
-    runs = [
-        subprocess.Popen([sys.executable, __file__, "--ship", m], stdout=subprocess.PIPE, text=True) for m in models
-    ]
+    runs = []
+    for m in models:
+        print(f"[{elapsed()}] started: ship_model [{m}] (side by side)", flush=True)
+        runs.append(subprocess.Popen([sys.executable, __file__, "--ship", m], stdout=subprocess.PIPE, text=True))
     failed = 0
     for process in runs:
         out, _ = process.communicate()
         print(out, end="", flush=True)
-        failed += process.returncode
+        failed += process.returncode if process.returncode > 0 else int(process.returncode != 0)  # killed: one
     return failed
 
 
@@ -266,7 +268,8 @@ def ship_one(model: str) -> int:
     import dagster as dg
 
     sys.path.insert(0, str(ROOT))
-    return run(ship_model_job, dg.DagsterInstance.get(), {"dagster/partition": model}, f"ship_model [{model}]")
+    tags = {"dagster/partition": model}
+    return run(ship_model_job, dg.DagsterInstance.get(), tags, f"ship_model [{model}]", announce=False)
 
 
 def main() -> int:
@@ -277,14 +280,14 @@ def main() -> int:
     from ai_platform.demo import classifier
     from ai_platform.demo.cache import cache_base
     from ai_platform.demo.repo import init
+    from ai_platform.errors import NewerWarehouseFile
+    from ai_platform.platform_repo import model_names
     from ai_platform.quantize import shared
+    from ai_platform.warehouse import Warehouse
+    from ai_platform.warehouse.convert import cache_dir, convert
 
     # The published model's quantization takes minutes: kept by its inputs key for the next `make demo`'s new home.
     os.environ.setdefault(shared.ENV, str(cache_base() / "quantized"))
-    from ai_platform.errors import NewerWarehouseFile
-    from ai_platform.platform_repo import model_names
-    from ai_platform.warehouse import Warehouse
-    from ai_platform.warehouse.convert import cache_dir, convert
 
     if not (REPO / ".git").is_dir():
         shutil.rmtree(REPO, ignore_errors=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -76,7 +77,7 @@ def get(cache: Path, key: str, output_root: Path) -> dict[str, Any] | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     source = cache / key / digest
-    if not source.is_dir() or "/" in digest:
+    if not re.fullmatch(r"[0-9a-f]{64}", digest) or not source.is_dir():  # a name, never a path ("..")
         return None
     target = output_root / digest
     output_root.mkdir(parents=True, exist_ok=True)
