@@ -9,20 +9,22 @@ Two models, each served three ways (below), side by side in one run:
   the lm_head (tied, left unquantized, `ignore: [lm_head]`), so a cut has a larger unquantized share than the
   whole model: the ratio measured on a cut is not the whole model's. `--published-layers 30` runs the whole model.
 
-Ours: the AWQ W4A16 weights the platform's own quantize workload makes (`python -m ai_platform.quantize JOB` in the
-quantize environment, what `quantized_weights` runs; the recipe from the demo spec's `quantization` section:
-groups of 128 for the demo model, 64 for the published one), calibrated on the data the demo repo ships with
-them (the contract chats; Newton's Opticks) but on `--calibration-samples` (16) samples of at most 128 tokens,
-not the spec's 64 of 256, to stay quick: calibration changes the weights' values, not their shapes or kernels.
+Ours: the weights the platform's own quantize workload makes in the scheme each spec asks for (AWQ W4A16, groups
+of 128, for the demo model; SmoothQuant W8A8 for the published one, whose AWQ W4A16 failed its gates), by
+`python -m ai_platform.quantize JOB` in the quantize environment (what `quantized_weights` runs), calibrated on the
+data the demo repo ships with them (the contract chats; Newton's Opticks) but on `--calibration-samples` (16)
+samples of at most 128 tokens, not the spec's 64 of 256, to stay quick: calibration changes the weights' values,
+not their shapes or kernels.
 The baseline: the same model unquantized, as the platform serves it. Every server is started by
 `ai_platform.serving.vllm.launch` with the model's spec `serving` section (dtype auto: float32 for the demo
 checkpoint, float16 for the published one, and bfloat16 for W4A16, which vLLM's CPU WNA16 kernel needs); the demo
 model's baseline by the benchmarks' shared helper (`support/vllm.py`; `--upstream URL` reuses a running one).
-Because ours computes in bfloat16 and the baseline does not, a second baseline, `bf16`, serves the unquantized
-folder as bfloat16: ours against it is what the 4-bit weights themselves change, ours against the baseline what
-shipping the quantized model changes. W4A16 on vLLM's CPU build needs its
-`cpu_gemm_wna16` kernel (AVX-512 CPUs): where the runtime probe says it is missing, the quantized side is skipped
-by name and the output says why.
+A second baseline, `bf16`, serves the unquantized folder as bfloat16: W4A16 computes in bfloat16 and the
+float16 baseline does not (the CPU build runs bfloat16 about twice as fast as float16), so ours against it is what
+the quantized weights themselves change, ours against the baseline what shipping the quantized model changes.
+W4A16 on vLLM's CPU build needs its `cpu_gemm_wna16` kernel (AVX-512 CPUs; W8A8's int8 kernel is in both
+families'): where the runtime probe says one is missing, that quantized side is skipped by name and the output
+says why.
 
 The servers of a model run at once (idle while another is measured) and `--rounds` (4) rounds rotate
 their order, the ratio taken within each round and then its median: on a shared 2-core machine the speed drifts
@@ -74,8 +76,11 @@ from benchmarks.support.vllm import MODEL as DEMO_NAME  # noqa: E402
 from benchmarks.support.vllm import UPSTREAM_HELP, demo_server  # noqa: E402
 
 QUANTIZE_PYTHON = ROOT / ".venvs" / "quantize" / "bin" / "python"
-SCHEME = "W4A16"
 PUBLISHED_LAYERS = 6
+KINDS = {
+    "W4A16": "AWQ W4A16 (int4 weights in groups, 16-bit activations; the CPU WNA16 kernel computes in bfloat16)",
+    "W8A8": "SmoothQuant W8A8 (int8 weights per channel, dynamic per-token int8 activations; oneDNN's int8 kernel)",
+}
 
 
 @dataclass
@@ -90,6 +95,11 @@ class Model:
     @property
     def serving(self) -> Serving:
         return Serving(**self.spec["serving"])
+
+    @property
+    def scheme(self) -> str:
+        """The scheme its spec asks for: W4A16 for the demo model, W8A8 for the published one."""
+        return Quantization(**self.spec["quantization"]).scheme
 
 
 def demo_model() -> Model:
@@ -110,7 +120,8 @@ def published_model(layers: int) -> Model:
 
 
 def quantize(model: Model, work: Path, samples: int) -> tuple[Path, float]:
-    """The model's W4A16 folder, made by the platform's quantize workload in the quantize environment; seconds."""
+    """The model's quantized folder (its spec's scheme), made by the platform's quantize workload in the quantize
+    environment; seconds."""
     q = Quantization(**model.spec["quantization"])
     q = q.model_copy(update={"calibration": q.calibration.model_copy(update={"samples": samples, "max_seq_len": 128})})
     work.mkdir(parents=True)
@@ -123,7 +134,7 @@ def quantize(model: Model, work: Path, samples: int) -> tuple[Path, float]:
         "input_manifest": str(work / "manifest.json"),
         "output_root": str(work / "out"),
         "calibration_files": [str(work / "calibration.jsonl")],
-        "recipe": recipe.from_spec(q, SCHEME),
+        "recipe": recipe.from_spec(q, model.scheme),
         "seed": 0,
     }
     (work / "job.json").write_text(json.dumps(job))
@@ -139,8 +150,8 @@ def quantize(model: Model, work: Path, samples: int) -> tuple[Path, float]:
     if done.returncode != 0:
         raise SystemExit(f"quantizing {model.title} failed:\n{done.stderr[-3000:]}")
     folder = Path(json.loads(done.stdout)["folder"])
-    if checkpoint_scheme(folder) != SCHEME:
-        raise SystemExit(f"{folder}: the workload wrote {checkpoint_scheme(folder)}, not {SCHEME}")
+    if checkpoint_scheme(folder) != model.scheme:
+        raise SystemExit(f"{folder}: the workload wrote {checkpoint_scheme(folder)}, not {model.scheme}")
     return folder, time.monotonic() - started
 
 
@@ -282,16 +293,17 @@ def run_model(
     with ExitStack() as stack:
         sides: dict[str, str] = {}
         if why_not:
-            note = f"ours ({SCHEME}): skipped, {why_not}"
+            note = f"ours ({model.scheme}): skipped, {why_not}"
         else:
             folder, seconds = quantize(model, work / f"quantize-{model.name}", args.calibration_samples)
+            groups = f", groups of {q.group_size}" if model.scheme != "W8A8" else ""
             note = (
-                f"ours: AWQ {SCHEME}, groups of {q.group_size}, lm_head unquantized, by the platform's quantize"
-                f" workload in {seconds:.0f} s ({args.calibration_samples} calibration samples of <= 128 tokens);"
-                f" served as bfloat16 (the CPU WNA16 kernel). baseline: the unquantized folder as the platform serves"
-                f" it (dtype {model.serving.dtype}: the checkpoint's {checkpoint_dtype(model.folder)}). bf16: the"
-                " unquantized folder served as bfloat16, the activations' dtype ours computes in (a second"
-                " baseline: what the 4-bit weights themselves change)"
+                f"ours: {KINDS.get(model.scheme, model.scheme)}{groups}, lm_head unquantized, by the platform's"
+                f" quantize workload in {seconds:.0f} s ({args.calibration_samples} calibration samples of <= 128"
+                f" tokens). baseline: the unquantized folder as the platform serves it (dtype {model.serving.dtype}:"
+                f" the checkpoint's {checkpoint_dtype(model.folder)}). bf16: the unquantized folder served as"
+                " bfloat16 (a second baseline: on the CPU build bfloat16 runs about twice float16's speed, so it"
+                " tells the dtype's share from the quantized weights')"
             )
             started = time.monotonic()
             sides["ours"] = stack.enter_context(served(model, folder, work / f"vllm-{model.name}-ours.log"))
@@ -333,23 +345,26 @@ def main() -> None:
         work = Path(tmp)
         if args.smoke:
             note = (
-                "ours (W4A16): not run in --smoke (quantizing and starting servers take minutes; the full run"
-                " does both models, both sides)"
+                "ours (the spec's scheme): not run in --smoke (quantizing and starting servers take minutes; the"
+                " full run does both models, both sides)"
             )
             with demo_server(args.upstream, 8, work / "vllm-demo.log") as url:
                 compare(demo_model(), {"baseline": url}, args, note)
             return
-        why = None
-        if not QUANTIZE_PYTHON.is_file():
-            why = f"the quantize environment is missing ({QUANTIZE_PYTHON}); `make envs` creates it"
-        else:
-            missing = probe(SERVE_PYTHON).missing(SCHEME)
-            if missing:
-                why = f"this CPU's vLLM cannot serve {SCHEME}: {missing}"
+        runtime = probe(SERVE_PYTHON)
+
+        def why_not(model: Model) -> str | None:
+            if not QUANTIZE_PYTHON.is_file():
+                return f"the quantize environment is missing ({QUANTIZE_PYTHON}); `make envs` creates it"
+            missing = runtime.missing(model.scheme)
+            return f"this CPU's vLLM cannot serve {model.scheme}: {missing}" if missing else None
+
         if "demo" in args.models:
-            run_model(demo_model(), args, work, why, args.upstream)
+            demo = demo_model()
+            run_model(demo, args, work, why_not(demo), args.upstream)
         if "published" in args.models:
-            run_model(published_model(args.published_layers), args, work, why, None)
+            published = published_model(args.published_layers)
+            run_model(published, args, work, why_not(published), None)
 
 
 if __name__ == "__main__":
