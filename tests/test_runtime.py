@@ -200,6 +200,24 @@ def test_a_float16_w8a8_checkpoint_on_the_avx2_kernels_is_served_as_float32(tmp_
     assert dtype(plain, Serving(), AVX2) == "auto"
 
 
+def test_aot_compilation_stays_on_only_for_an_unquantized_float16_model(tmp_path: Path) -> None:
+    """Without AOT a later start takes its compiled graphs from the cache (vLLM 0.32 CPU never loads its AOT
+    artifact back); an unquantized float16 model's worker died in that path's warm-up compile, so it keeps AOT."""
+    from ai_platform.serving.vllm import aot_compile_off
+
+    def checkpoint(name: str, quantization: dict | None, stored: str) -> Path:
+        folder = write_config(tmp_path / name, quantization)
+        config = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({**config, "dtype": stored}))
+        return folder
+
+    half = checkpoint("half", None, "float16")
+    assert not aot_compile_off(half, "auto") and not aot_compile_off(half, "float16")
+    assert aot_compile_off(half, "bfloat16") and aot_compile_off(half, "float32")
+    assert aot_compile_off(checkpoint("full", None, "float32"), "auto")
+    assert aot_compile_off(checkpoint("w8a8", W8A8_CONFIG, "float16"), "auto")
+
+
 @needs_serve_env
 @pytest.mark.vllm
 def test_launching_an_unservable_checkpoint_fails_up_front_in_one_sentence(

@@ -90,6 +90,20 @@ def checkpoint_dtype(model_dir: Path) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def aot_compile_off(model_dir: Path, dtype: str) -> bool:
+    """Whether vLLM on CPU starts without AOT compilation (`VLLM_USE_AOT_COMPILE=0`; a value of yours wins).
+
+    vLLM 0.32's CPU build compiles the model at every start: its AOT-compiled artifact is saved but never loads back
+    ("Compiling model again due to a load failure ...: 'function' object has no attribute 'finalize_loading'").
+    Without AOT it traces with Dynamo and takes Inductor's graphs from its cache: the published 30-layer model's
+    W8A8 second start 52 s instead of 90-103 s on 2 cores (engine init 18 s, not 64). Measured good without AOT:
+    float32 (the demo model), bfloat16, W4A16 and float16 W8A8. Not an unquantized float16 model: its worker died
+    in the warm-up compile every time (the published model, AVX-512 BF16 CPU without AVX512-FP16, with an empty
+    cache too), and started with AOT: that one keeps vLLM's default."""
+    effective = checkpoint_dtype(model_dir) if dtype == "auto" else dtype
+    return not (checkpoint_scheme(model_dir) == "none" and effective == "float16")
+
+
 TENSOR_PARALLEL = ("--tensor-parallel-size", "-tp")
 
 
@@ -327,11 +341,8 @@ def launch(
     if device == "cpu":
         env["VLLM_CPU_KVCACHE_SPACE"] = str(serving.cpu_kv_cache_space_gib)
         env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
-        # vLLM 0.32's CPU build compiles the model at every start: its AOT-compiled artifact is saved but never
-        # loads back ("Compiling model again due to a load failure ...: 'function' object has no attribute
-        # 'finalize_loading'"). Without AOT it traces with Dynamo and takes Inductor's graphs from its cache: the
-        # published 30-layer model's second start 52 s instead of 90-103 s on 2 cores (engine init 18 s, not 64).
-        env.setdefault("VLLM_USE_AOT_COMPILE", "0")
+        if aot_compile_off(Path(model_dir), serving_dtype(Path(model_dir), serving, device, runtime)):
+            env.setdefault("VLLM_USE_AOT_COMPILE", "0")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     command = [
         str(python),
