@@ -164,6 +164,14 @@ W8A8_CONFIG = {
 }
 
 
+def stored_as(folder: Path, quantization: dict | None, dtype: str) -> Path:
+    """`write_config`'s folder, its config.json naming the dtype the weights are stored in."""
+    write_config(folder, quantization)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "dtype": dtype}))
+    return folder
+
+
 def test_checkpoint_scheme_reads_config_json(tmp_path: Path) -> None:
     assert checkpoint_scheme(write_config(tmp_path / "a", W4A16_CONFIG)) == "W4A16"
     assert checkpoint_scheme(write_config(tmp_path / "b", W8A8_CONFIG)) == "W8A8"
@@ -182,14 +190,8 @@ def test_a_float16_w8a8_checkpoint_on_the_avx2_kernels_is_served_as_float32(tmp_
         args = server_args(folder, MODEL, serving, "cpu", "127.0.0.1", 8000, runtime=runtime)
         return args[args.index("--dtype") + 1]
 
-    def checkpoint(name: str, quantization: dict | None, stored: str) -> Path:
-        folder = write_config(tmp_path / name, quantization)
-        config = json.loads((folder / "config.json").read_text())
-        (folder / "config.json").write_text(json.dumps({**config, "dtype": stored}))
-        return folder
-
-    half, full = checkpoint("half", W8A8_CONFIG, "float16"), checkpoint("full", W8A8_CONFIG, "float32")
-    plain = checkpoint("plain", None, "float16")
+    half = stored_as(tmp_path / "half", W8A8_CONFIG, "float16")
+    full, plain = stored_as(tmp_path / "full", W8A8_CONFIG, "float32"), stored_as(tmp_path / "plain", None, "float16")
     assert dtype(half, Serving(), AVX2) == "float32"
     assert dtype(half, Serving(dtype="bfloat16"), AVX2) == "bfloat16"
     with pytest.raises(ServingError, match=r"AVX2 CPU kernels needs serving\.dtype float32, bfloat16 or auto"):
@@ -205,17 +207,11 @@ def test_aot_compilation_stays_on_only_for_an_unquantized_float16_model(tmp_path
     artifact back); an unquantized float16 model's worker died in that path's warm-up compile, so it keeps AOT."""
     from ai_platform.serving.vllm import aot_compile_off
 
-    def checkpoint(name: str, quantization: dict | None, stored: str) -> Path:
-        folder = write_config(tmp_path / name, quantization)
-        config = json.loads((folder / "config.json").read_text())
-        (folder / "config.json").write_text(json.dumps({**config, "dtype": stored}))
-        return folder
-
-    half = checkpoint("half", None, "float16")
+    half = stored_as(tmp_path / "half", None, "float16")
     assert not aot_compile_off(half, "auto") and not aot_compile_off(half, "float16")
     assert aot_compile_off(half, "bfloat16") and aot_compile_off(half, "float32")
-    assert aot_compile_off(checkpoint("full", None, "float32"), "auto")
-    assert aot_compile_off(checkpoint("w8a8", W8A8_CONFIG, "float16"), "auto")
+    assert aot_compile_off(stored_as(tmp_path / "full", None, "float32"), "auto")
+    assert aot_compile_off(stored_as(tmp_path / "w8a8", W8A8_CONFIG, "float16"), "auto")
 
 
 @needs_serve_env
