@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from threaded import in_thread
 
 LFS_SUFFIXES = (".safetensors", ".bin", ".pt")  # what a real repo's .gitattributes sends to LFS
 
@@ -155,14 +155,8 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
 def serve(hub: FakeHub) -> Iterator[FakeHub]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(hub))
     hub.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, name="fake-hub", daemon=True)
-    thread.start()
-    try:
+    with in_thread(server, name="fake-hub"):
         yield hub
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @contextmanager

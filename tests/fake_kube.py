@@ -48,6 +48,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from k8s_schema import SchemaError, validate_strictly
+from threaded import in_thread
 
 PAUSED = "autoscaling.keda.sh/paused-replicas"
 RESOURCES = {  # group/version -> (plural, kind)
@@ -454,13 +455,8 @@ def serving(kube: FakeKube) -> Iterator[FakeKube]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     kube.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with in_thread(server):
         yield kube
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def kubeconfig(kube: FakeKube, path: Path) -> Path:

@@ -9,13 +9,14 @@ reached the model at all.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from threaded import in_thread
 
 
 @dataclass
@@ -95,10 +96,5 @@ def serving(upstream: FakeUpstream) -> Iterator[FakeUpstream]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     upstream.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with in_thread(server):
         yield upstream
-    finally:
-        server.shutdown()
-        server.server_close()

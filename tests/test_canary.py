@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -14,6 +13,7 @@ import dagster as dg
 import pytest
 import yaml
 from conftest import MODEL, SERVE_PYTHON, materialize
+from threaded import in_thread
 
 from ai_platform.platform_repo import git
 from ai_platform.rollout import local
@@ -45,11 +45,9 @@ def webhook(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv(ENV, f"http://127.0.0.1:{server.server_address[1]}/hook")
-    yield received
-    server.shutdown()
+    with in_thread(server):
+        monkeypatch.setenv(ENV, f"http://127.0.0.1:{server.server_address[1]}/hook")
+        yield received
 
 
 def gates_check(result: dg.ExecuteInProcessResult) -> dg.AssetCheckEvaluation:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import math
 import struct
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
 from slow_upstream import slow_upstream
+from threaded import in_thread
 
 from ai_platform.config import Gate
 from ai_platform.errors import GateError
@@ -147,9 +147,8 @@ class FlakyServer(BaseHTTPRequestHandler):
 def flaky() -> Iterator[str]:
     FlakyServer.calls = {}
     server = ThreadingHTTPServer(("127.0.0.1", 0), FlakyServer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with in_thread(server):
+        yield f"http://127.0.0.1:{server.server_address[1]}"
 
 
 def test_client_retries_transient_failures_and_never_hides_one(flaky: str) -> None:

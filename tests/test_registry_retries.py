@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import LocalRegistry
+from threaded import in_thread
 
 from ai_platform.errors import TransientRegistryError
 from ai_platform.image.build import build
@@ -86,12 +87,8 @@ class Flaky(ThreadingHTTPServer):
 
 @pytest.fixture
 def flaky(registry: LocalRegistry) -> Iterator[Flaky]:
-    server = Flaky(registry.host)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with in_thread(Flaky(registry.host)) as server:
+        yield server
 
 
 @pytest.fixture

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from threaded import in_thread
 
 from ai_platform.config import parse_platform_config
 from ai_platform.errors import ConfigError, DigestMismatchError, RegistryAuthError
@@ -89,14 +89,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @contextmanager
 def running(host: str = "127.0.0.1") -> Iterator[Server]:
-    server = Server(host)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with in_thread(Server(host)) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture

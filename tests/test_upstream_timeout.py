@@ -4,7 +4,6 @@ keeps sending outlives the read timeout, one that goes quiet past it is cut."""
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from threaded import in_thread
 
 from ai_platform.errors import UpstreamError
 from ai_platform.serving.state import Color
@@ -39,12 +39,8 @@ def slow_stream(lines: int, every_s: float) -> Iterator[str]:
             self.wfile.write(b"data: [DONE]\n\n")
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with in_thread(server):
         yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 async def read_all(url: str, read_timeout_s: float) -> list[str]:
