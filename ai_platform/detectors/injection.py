@@ -151,7 +151,7 @@ RULES: tuple[Rule, ...] = (
     _en(
         "format.respond_only",
         0.5,
-        r"\b(?:respond|reply|answer)\s+only\s+with\b|\b(?:respond|reply|answer)\s+with\s+(?:exactly|only)\b",
+        r"\b(?:respond|reply|answer)\s+(?:only\s+with|with\s+(?:exactly|only))\b",
     ),
     # "return the following documents" is contract language, so only "output" goes without an object.
     _en(
@@ -160,7 +160,7 @@ RULES: tuple[Rule, ...] = (
         r"\boutput\s+(?:exactly\s+)?the\s+following\b"
         r"|\b(?:return|print|write|reply\s+with)\s+(?:exactly\s+)?the\s+following\s+(?:json|text|output|answer|response)\b",
     ),
-    _en("format.our_schema", 0.7, r"[\"']?risk_points[\"']?\s*:\s*\["),  # the reply's own key, inside the input
+    _en("format.our_schema", 0.7, r"risk_points[\"']?\s*:\s*\["),  # the reply's own key, inside the input
     _zh("format.zh_output_following", 0.6, r"(?:输出|返回|回复|打印)(?:以下|下面|如下)的?(?:内容|json|文字|结果)"),
     _zh("format.zh_only_output", 0.5, r"(?:只|仅)(?:需|能|可以|允许)?输出"),  # not 返回: "仅返回押金"
     # Delimiters faking chat turns: chat-template tokens have no business in a contract.
@@ -180,6 +180,12 @@ RULES: tuple[Rule, ...] = (
     _en("hidden.markdown_image_url", 0.6, r"!\[[^\]]*\]\(\s*(?:https?:)?//"),
     _en("hidden.url_with_data", 0.4, r"https?://\S+[?&]\w+=\{"),
 )
+
+# Each rule's pattern with every word boundary (\b) taken out: it matches wherever the rule does (an assertion
+# removed only loosens a pattern) and more, so a text it does not match is one the rule cannot match, and the rule
+# is searched only where it does. Without a leading \b a pattern starts with literals, which the regex engine
+# skips ahead to; with one it tries every position of the text: the rules took 1.2 ms per 4 KB, 0.6 with this.
+_PREFILTERS = tuple(re.compile(rule.pattern.pattern.replace(r"\b", ""), rule.pattern.flags) for rule in RULES)
 
 # Below this the classifier's opinion is not listed (nor counted): a benign text keeps a score of 0.
 MODEL_FLOOR = 0.2
@@ -229,8 +235,8 @@ def _signals(text: str, depth: int) -> dict[str, float]:
     model = injection_model.shipped().score(text)
     found = {
         rule.name: 0.0 if rule.topic and model < TOPIC_GATE else rule.weight
-        for rule in RULES
-        if rule.pattern.search(views[rule.view])
+        for rule, prefilter in zip(RULES, _PREFILTERS, strict=True)
+        if prefilter.search(views[rule.view]) and rule.pattern.search(views[rule.view])
     }
     if hidden:
         # A stray BOM or ZWSP from copy-paste is common; many are not.
