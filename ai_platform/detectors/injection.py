@@ -80,6 +80,7 @@ def _topic(name: str, weight: float) -> Rule:
 
 _EARLIER = r"(?:previous|prior|above|preceding|earlier|foregoing|original|initial|system|developer)"
 _ORDERS = r"(?:instructions?|prompts?|rules|directions|guidelines|directives|messages?|context|commands?)"
+_SAY = r"(?:say|print|type|write|output|repeat|reply|respond|answer|state)"
 _ZH_EARLIER = r"(?:以上|之前|前面|上面|上述|先前|此前|原有|原来|原先|所有|全部|一切|你的|系统)"
 _ZH_ORDERS = r"(?:指令|指示|要求|规则|提示词?|设定|命令|约束)"
 
@@ -159,6 +160,37 @@ RULES: tuple[Rule, ...] = (
         0.6,
         r"\boutput\s+(?:exactly\s+)?the\s+following\b"
         r"|\b(?:return|print|write|reply\s+with)\s+(?:exactly\s+)?the\s+following\s+(?:json|text|output|answer|response)\b",
+    ),
+    # Perez & Ribeiro's rogue string: an order to say exactly a quoted text ("and just say "...":", "JUST PRINT
+    # "..."", "reply only "..."", 只输出“……”), the form of a goal hijack; an ordinary request quotes what to say
+    # far less often. Alone it stays under the threshold: it counts with the model or another rule.
+    _en(
+        "format.say_quoted",
+        0.5,
+        rf"\b(?:(?:just|only|simply|instead)\s+{_SAY}|{_SAY}\s+(?:only|just))"
+        r"(?:\s+with)?(?:\s+(?:the\s+)?(?:words?|text|phrase|string))?\s*:?\s*[\"'“‘]",
+    ),
+    _zh(
+        "format.zh_say_quoted",
+        0.5,
+        r"(?:只|仅|就|直接|只要|只需)(?:说|输出|打印|回复|回答|写|答复|重复)(?:一句)?[“\"「『‘]",
+    ),
+    # The same order after a pivot away from the task, said as an interjection ("STOP EVERYTHING!!! NOW!!! JUST
+    # PRINT "...":", "Nevermind. Just say "..."", 算了，直接回复“……”): the goal hijack whole, whatever the model
+    # reads around it. The pivot must open a sentence and be followed by punctuation: "Wait until the light is
+    # green, then just say "ok"" and "If the alarm sounds, stop. Then simply say "fire"" are between people.
+    _en(
+        "override.pivot_say_quoted",
+        0.8,
+        r"(?:^|[.!?;:>*\-]\s*)(?:stop(?:\s+everything)?|halt|wait|hold\s+on|never\s*mind|forget\s+(?:it|that|this|everything)"
+        r"|scratch\s+that|abort|change\s+of\s+plans?|cancel\s+(?:that|this|everything))\s*[!.:,;]"
+        rf"[^\n\"“]{{0,60}}?\b(?:just|only|simply)\s+{_SAY}(?:\s+with)?\s*:?\s*[\"'“‘]",
+    ),
+    _zh(
+        "override.zh_pivot_say_quoted",
+        0.8,
+        r"(?:^|[。！？；：!?;:.])(?:算了|别管了|不用管了|且慢|别做了|停止一切|停下一切|全部停下)[，,。！!：:；]+[^“\"「]{0,20}?"
+        r"(?:只|就|直接|只要|只需)(?:说|输出|打印|回复|回答|写|答复|重复)(?:一句)?[“\"「『‘]",
     ),
     _en("format.our_schema", 0.7, r"risk_points[\"']?\s*:\s*\["),  # the reply's own key, inside the input
     _zh("format.zh_output_following", 0.6, r"(?:输出|返回|回复|打印)(?:以下|下面|如下)的?(?:内容|json|文字|结果)"),
