@@ -242,6 +242,16 @@ def test_a_truncated_model_file_is_a_named_error(tmp_path: Path) -> None:
         injection_model.load(path)
 
 
+# Texts of a few characters: with the plain square root one n-gram decided them at full strength ("降息", rates cut,
+# scored 1.00 before MIN_FEATURES).
+TOO_SHORT_TO_REFUSE = ["降息", "利率上调", "你太搞笑了。", "讲个笑话吧", "谁创造了你"]
+
+
+@pytest.mark.parametrize("text", TOO_SHORT_TO_REFUSE)
+def test_a_text_of_a_few_characters_is_not_refused_on_one_ngram(text: str) -> None:
+    assert injection_score(text) < THRESHOLD, injection_signals(text)
+
+
 def test_window_sums_equal_the_features_training_counts() -> None:
     model = injection_model.load()
     norm = injection_model.prepare(DOC_EN + "\n\n" + NAMED_MISSES[0] + "\n" + DOC_ZH)
@@ -249,7 +259,9 @@ def test_window_sums_equal_the_features_training_counts() -> None:
     feats = injection_model.features(norm)
     for (start, end), logit in zip(spans, logits, strict=True):
         buckets = injection_model.window_buckets(feats, start, end)
-        direct = model.bias + float(model.weights[buckets].sum()) / np.sqrt(max(len(buckets), 1))
+        direct = model.bias + float(model.weights[buckets].sum()) / np.sqrt(
+            max(len(buckets), injection_model.MIN_FEATURES)
+        )
         assert logit == pytest.approx(direct, abs=1e-4)
 
 
@@ -271,5 +283,5 @@ def test_training_reproduces_the_shipped_model(tmp_path: Path) -> None:
     assert (retrained.bias, retrained.platt_a, retrained.platt_b) == pytest.approx(
         (shipped.bias, shipped.platt_a, shipped.platt_b), abs=1e-6
     )
-    keep = ("train", "calibration", "C", "sources", "stop_df", "stop_features", "alone")
+    keep = ("train", "calibration", "C", "sources", "stop_df", "stop_features", "alone", "min_features")
     assert {k: retrained.meta.get(k) for k in keep} == {k: shipped.meta.get(k) for k in keep}

@@ -61,7 +61,11 @@ def matrix(rows: list[npt.NDArray[np.int64]]) -> Any:
 
     indptr = np.cumsum([0] + [len(r) for r in rows])
     indices = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-    data = np.concatenate([np.full(len(r), 1.0 / np.sqrt(max(len(r), 1))) for r in rows]) if rows else np.zeros(0)
+    data = (
+        np.concatenate([np.full(len(r), 1.0 / np.sqrt(max(len(r), injection_model.MIN_FEATURES))) for r in rows])
+        if rows
+        else np.zeros(0)
+    )
     m = csr_matrix((data, indices, indptr), shape=(len(rows), 1 << injection_model.BITS))
     m.sum_duplicates()
     return m
@@ -94,7 +98,9 @@ def train(c: float = C, stop_df: float = STOP_DF) -> injection_model.Model:
     bias = float(fit.intercept_[0])
     model = injection_model.Model(weights, bias, 1.0, 0.0, {})
     cal_rows, cal_y = window_rows(injection_corpus.samples(CALIBRATION_SEED, CALIBRATION_COUNT, prose_half=1))
-    logits = np.array([bias + float(weights[r].sum()) / np.sqrt(max(len(r), 1)) for r in cal_rows])
+    logits = np.array(
+        [bias + float(weights[r].sum()) / np.sqrt(max(len(r), injection_model.MIN_FEATURES)) for r in cal_rows]
+    )
     platt = LogisticRegression(C=1e6, solver="lbfgs")
     platt.fit(logits.reshape(-1, 1), cal_y)
     meta = {

@@ -22,8 +22,8 @@ hijack followed by a paragraph of contract was read together with it, and held-o
 lower). Segments under ALONE bytes ("Tell me a joke.") are only read with their neighbours: alone, short
 ordinary imperatives looked like attacks and flagged published dialogue. The features of
 a window are the n-grams that start inside it (character n-grams that also end inside it), counted
-and divided by the square root of their number; every window's sum comes from prefix sums, so the
-cost is linear in the text, not in the number of windows.
+and divided by the square root of their number (at least MIN_FEATURES); every window's sum comes from
+prefix sums, so the cost is linear in the text, not in the number of windows.
 
 Calibration: the window's logit goes through Platt scaling fitted on a separate calibration split of
 the generated corpus (balanced: as many attack windows as benign ones), so a score of 0.8 means that
@@ -50,11 +50,17 @@ import numpy.typing as npt
 from ai_platform.errors import DetectorModelError
 
 MODEL_PATH = Path(__file__).with_name("injection_model.npz")
-FEATURE_VERSION = 3  # bump when featurization or windowing changes: a model file of another version is refused
+FEATURE_VERSION = 4  # bump when featurization or windowing changes: a model file of another version is refused
 BITS = 18
 CHAR_NGRAMS = (2, 3, 4, 5)
 WINDOW = 200  # UTF-8 bytes per window (segments are joined up to this)
 ALONE = 48  # UTF-8 bytes: a segment at least this long is also a window of its own
+# A window's feature sum is divided by sqrt(max(its number of features, MIN_FEATURES)), in training and scoring
+# (feature version 4). With the plain square root a window of a few features was judged on one or two n-grams at
+# full strength: "降息" (rates cut, two characters, one feature) scored 1.00 and "加息" 0.996. A text that short
+# holds too little evidence to be refused on; 48 features is about a 12-character English phrase or a Chinese
+# clause of 15 characters, under which a window's logit shrinks by sqrt(features / 48).
+MIN_FEATURES = 48
 
 _INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
 # Latin look-alikes from Cyrillic and Greek (Wei et al. 2023's homoglyph smuggling), folded before hashing.
@@ -185,7 +191,7 @@ class Model:
     meta: dict[str, object]
 
     def window_logits(self, norm: str) -> tuple[list[tuple[int, int]], npt.NDArray[np.float64]]:
-        """Each window's raw logit: bias + sum of its features' weights / sqrt(their number)."""
+        """Each window's raw logit: bias + sum of its features' weights / sqrt(max(their number, MIN_FEATURES))."""
         spans = windows(norm)
         if not norm:
             return spans, np.full(len(spans), self.bias)
@@ -210,7 +216,7 @@ class Model:
             hi = word_starts.searchsorted(ends, side="left")
             total += prefix[hi] - prefix[lo]
             count += hi - lo
-        return spans, self.bias + total / np.sqrt(np.maximum(count, 1.0))
+        return spans, self.bias + total / np.sqrt(np.maximum(count, float(MIN_FEATURES)))
 
     def calibrate(self, logits: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         result: npt.NDArray[np.float64] = 1.0 / (1.0 + np.exp(-(self.platt_a * logits + self.platt_b)))
@@ -231,6 +237,7 @@ def digest(weights: npt.NDArray[np.float32], bias: float, platt_a: float, platt_
 def save(path: Path, model: Model) -> None:
     meta = dict(model.meta, feature_version=FEATURE_VERSION, bits=BITS, char_ngrams=list(CHAR_NGRAMS), window=WINDOW)
     meta["alone"] = ALONE
+    meta["min_features"] = MIN_FEATURES
     meta["sha256"] = digest(model.weights, model.bias, model.platt_a, model.platt_b)
     meta.update(bias=model.bias, platt_a=model.platt_a, platt_b=model.platt_b)
     with path.open("wb") as out:
