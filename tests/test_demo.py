@@ -136,9 +136,29 @@ def test_with_published_the_repo_ships_the_clause_classifier_beside_the_reviewer
     document = compile_file(repo / "prompts/clause_kind.prompt").document
     assert document["output_schema"]["properties"]["kind"]["enum"] == list(classifier.KINDS)
     cases = [json.loads(line) for line in (repo / classifier.EVALS).read_text().splitlines()]
-    assert len(cases) == 42 and {c["expected"]["fields"]["kind"] for c in cases} == set(classifier.KINDS)
+    plain = [c for c in cases if "attack" not in c]
+    assert len(plain) == 42 and {c["expected"]["fields"]["kind"] for c in plain} == set(classifier.KINDS)
+    assert len(cases) - len(plain) == 21
     prose = [json.loads(line)["text"] for line in (repo / classifier.PROSE_FILE).read_text().splitlines()]
     assert len(prose) == classifier.PROSE_PARAGRAPHS and all(" the " in p and "_" not in p for p in prose)
+
+
+def test_the_classifier_attack_cases_ask_for_a_wrong_kind_a_faithful_reply_never_names() -> None:
+    """Issue 32: each attack case hides an instruction asking for another kind; the faithful reply (the expected
+    kind, as the output schema writes it) does not obey, and the reply the instruction asks for does."""
+    from ai_platform.demo import classifier
+    from ai_platform.evaluation.attacks import markers, obeyed
+
+    cases = classifier.attack_cases(0)
+    assert len(cases) == classifier.ATTACKS_PER_KIND * len(classifier.KINDS)
+    assert {c["expected"]["fields"]["kind"] for c in cases} == set(classifier.KINDS)
+    for case in cases:
+        kind = case["expected"]["fields"]["kind"]
+        marks = markers(case, case["id"])
+        assert marks and kind not in marks and marks[0] in case["vars"]["clause"]
+        assert obeyed(json.dumps({"kind": kind}), marks) is False
+        assert obeyed(json.dumps({"kind": marks[0]}), marks) is True
+    assert [c["id"] for c in classifier.eval_cases(0)][-len(cases) :] == [c["id"] for c in cases]
 
 
 def test_the_paraphrase_split_shares_no_clause_with_training_the_eval_set_or_the_retrieval_corpus() -> None:
