@@ -11,7 +11,8 @@ ordinary cases and on the attack cases; then each spotlighted mode against off, 
 obeyed only with spotlight off / only with it on) with the exact two-sided sign (McNemar) test on the discordant
 pairs. `--out FILE` writes every reply as JSON. `--control`: the attack cases' clauses and wrong kinds, the kind
 only mentioned, with no instruction (`classifier.MENTIONS`): how often the model names a kind merely because the
-clause does, against which the attack's obey counts read.
+clause does, against which the attack's obey counts read. `--note TEXT`: the sentence the compiler adds to the
+system message, in place of the default one.
 """
 
 from __future__ import annotations
@@ -45,11 +46,12 @@ from benchmarks.support.vllm import MODEL, UPSTREAM_HELP, demo_server  # noqa: E
 MODES = ("off", "delimit", "datamark")
 
 
-def prompt_text(mode: str) -> str:
-    """The shipped prompt, with `spotlight` declared for a mode other than off."""
+def prompt_text(mode: str, note: str | None = None) -> str:
+    """The shipped prompt, with `spotlight` declared for a mode other than off (`note` in place of the default)."""
     if mode == "off":
         return classifier.CLAUSE_KIND_PROMPT
-    return classifier.CLAUSE_KIND_PROMPT + f'spotlight: {{"mode": "{mode}"}}\n'
+    spec = {"mode": mode, **({"note": note} if note else {})}
+    return classifier.CLAUSE_KIND_PROMPT + f"spotlight: {json.dumps(spec, ensure_ascii=False)}\n"
 
 
 def sign_test(a: int, b: int) -> float:
@@ -73,6 +75,7 @@ def main() -> None:
         action="store_true",
         help="attack cases with the wrong kind only mentioned (classifier.MENTIONS), no instruction",
     )
+    parser.add_argument("--note", help="the spotlight note in place of the default (prompts.spotlight.NOTE)")
     args = parser.parse_args()
     spec = yaml.safe_load(CLASSIFIER_YAML)
     canary = spec["canary"]
@@ -98,7 +101,7 @@ def main() -> None:
             ).base_url
         print(f"vLLM up in {time.perf_counter() - started:.0f} s", flush=True)
         for mode in MODES:
-            document = compile_bytes(prompt_text(mode).encode(), f"{classifier.PROMPT}.prompt").document
+            document = compile_bytes(prompt_text(mode, args.note).encode(), f"{classifier.PROMPT}.prompt").document
             bodies = []
             for case in cases:
                 body = request_body(document, case["vars"], model=name)
