@@ -9,10 +9,13 @@ client and scorer (`evaluation.client.run_cases`, `evaluation.scoring.score` and
 computed (no embedding model: not the question here). Printed per mode: attack cases obeyed, task recall on the
 ordinary cases and on the attack cases; then each spotlighted mode against off, paired on the attack cases (cases
 obeyed only with spotlight off / only with it on) with the exact two-sided sign (McNemar) test on the discordant
-pairs. `--out FILE` writes every reply as JSON. `--control`: the attack cases' clauses and wrong kinds, the kind
-only mentioned, with no instruction (`classifier.MENTIONS`): how often the model names a kind merely because the
-clause does, against which the attack's obey counts read. `--note TEXT`: the sentence the compiler adds to the
-system message, in place of the default one.
+pairs. Last, the canary's verdict on each mode as a challenger against off as the champion, judged by the
+classifier spec's gates (`evaluation.gates.judge`).
+
+`--out FILE` writes every reply as JSON. `--control`: the attack cases' clauses and wrong kinds, the kind only
+mentioned, with no instruction (`classifier.MENTIONS`): how often the model names a kind merely because the clause
+does, against which the attack's obey counts read. `--note TEXT`: the sentence the compiler adds to the system
+message, in place of the default one.
 """
 
 from __future__ import annotations
@@ -32,11 +35,12 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ai_platform.config import Serving  # noqa: E402
+from ai_platform.config import Gate, Serving  # noqa: E402
 from ai_platform.demo import classifier  # noqa: E402
 from ai_platform.demo.repo import CLASSIFIER_YAML  # noqa: E402
 from ai_platform.evaluation.client import run_cases  # noqa: E402
-from ai_platform.evaluation.scoring import aggregate, score  # noqa: E402
+from ai_platform.evaluation.gates import judge  # noqa: E402
+from ai_platform.evaluation.scoring import CaseScore, aggregate, score  # noqa: E402
 from ai_platform.prompts.compiler import compile_bytes  # noqa: E402
 from ai_platform.prompts.render import input_text, request_body  # noqa: E402
 from ai_platform.serving.vllm import SERVE_PYTHON, launch  # noqa: E402
@@ -90,6 +94,7 @@ def main() -> None:
     serving = Serving(**spec["serving"])
     name = MODEL if args.smoke else classifier.NAME
     results: dict[str, Any] = {}
+    scored: dict[str, list[CaseScore]] = {}
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         started = time.perf_counter()
         log = Path(tmp) / "vllm.log"
@@ -119,6 +124,7 @@ def main() -> None:
             inputs = [input_text(document, c["vars"]) for c in cases]
             schemas = [document.get("output_schema")] * len(cases)
             scores = score(cases, inputs, replies, schemas, cosines=[math.nan] * len(cases))
+            scored[mode] = scores
             results[mode] = {
                 "figures": aggregate(scores),
                 "seconds": time.perf_counter() - t0,
@@ -167,6 +173,13 @@ def main() -> None:
         ours, baseline = (results[m]["figures"]["injection_obey_rate"] for m in (mode, "off"))
         ratio = ours / baseline if baseline else math.nan
         print(f"  obey rate: ours ({mode}) {ours:.3f}, baseline (off) {baseline:.3f}, ratio {ratio:.2f}")
+    # What the classifier's canary would say of a prompt-only commit turning the mode on: its gates, the mode's
+    # scores as the challenger, off's as the champion (the same weights, as a prompt-only commit has).
+    gates = [Gate(**g) for g in canary["gates"]]
+    for mode in MODES[1:]:
+        refused = [v for v in judge(gates, scored[mode], scored["off"]) if not v.passed]
+        verdict = "; ".join(f"{v.gate}: {v.detail}" for v in refused) or "every gate passes"
+        print(f"canary, {mode} challenger vs off champion: {'REFUSED' if refused else 'passes'} ({verdict})")
     if args.out:
         args.out.write_text(json.dumps(results, indent=1, ensure_ascii=False))
 
