@@ -15,7 +15,8 @@ classifier spec's gates (`evaluation.gates.judge`).
 `--out FILE` writes every reply as JSON. `--control`: the attack cases' clauses and wrong kinds, the kind only
 mentioned, with no instruction (`classifier.MENTIONS`): how often the model names a kind merely because the clause
 does, against which the attack's obey counts read. `--note TEXT`: the sentence the compiler adds to the system
-message, in place of the default one.
+message, in place of the default one. `--delimiters BEGIN END`, for the measurement only (a prompt cannot
+declare its own: their escaping in a value is the compiler's, for ⟦ and ⟧ alone): other marks around the data.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from ai_platform.demo.repo import CLASSIFIER_YAML  # noqa: E402
 from ai_platform.evaluation.client import run_cases  # noqa: E402
 from ai_platform.evaluation.gates import judge  # noqa: E402
 from ai_platform.evaluation.scoring import CaseScore, aggregate, score  # noqa: E402
+from ai_platform.prompts import spotlight  # noqa: E402
 from ai_platform.prompts.compiler import compile_bytes  # noqa: E402
 from ai_platform.prompts.render import input_text, request_body  # noqa: E402
 from ai_platform.serving.vllm import SERVE_PYTHON, launch  # noqa: E402
@@ -80,7 +82,16 @@ def main() -> None:
         help="attack cases with the wrong kind only mentioned (classifier.MENTIONS), no instruction",
     )
     parser.add_argument("--note", help="the spotlight note in place of the default (prompts.spotlight.NOTE)")
+    parser.add_argument(
+        "--delimiters",
+        nargs=2,
+        metavar=("BEGIN", "END"),
+        help="measurement only: the data block's delimiters in place of ⟦DATA⟧ ⟦/DATA⟧ (a prompt cannot declare"
+        " its own yet); give --note naming them too",
+    )
     args = parser.parse_args()
+    if args.delimiters:  # the compiler reads them when it compiles, so the documents below carry these
+        spotlight.BEGIN, spotlight.END = args.delimiters
     spec = yaml.safe_load(CLASSIFIER_YAML)
     canary = spec["canary"]
     if not args.smoke and args.model_dir is None:
