@@ -960,6 +960,20 @@ def carrier(rng: random.Random, language: str) -> str:
     return sep.join(_fill(s, rng, english) for s in rng.sample(pool, rng.randint(2, 6)))
 
 
+def hidden_in(
+    rng: random.Random, doc: str, attack: str, separators: tuple[str, ...], kind: str, language: str
+) -> Sample:
+    """`attack` put between two lines of `doc` (or before or after it) at a random cut, with one of `separators` on
+    each side it meets: how the held-out generators hide an attack in a document, each with its own separators."""
+    sep = rng.choice(separators)
+    lines = doc.split("\n")
+    cut = rng.randint(0, len(lines))
+    head, tail = "\n".join(lines[:cut]), "\n".join(lines[cut:])
+    text = (head + sep if head else "") + attack + (sep + tail if tail else "")
+    start = len(head) + len(sep) if head else 0
+    return Sample(text, 1, kind, language, (start, start + len(attack)))
+
+
 def embed(rng: random.Random, attack: str, language: str) -> tuple[str, tuple[int, int]]:
     doc = carrier(rng, language)
     where = rng.choice(("start", "middle", "end", "end", "middle"))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 
-from ai_platform.demo.injection_corpus import Sample
+from ai_platform.demo.injection_corpus import Sample, hidden_in
 
 SEED = 20261207
 
@@ -404,11 +404,5 @@ def samples(count: int = 2000, seed: int = SEED) -> list[Sample]:
         if kind == "jailbreak":
             out.append(Sample(attack, 1, kind, language))
             continue
-        sep = rng.choice(SEPARATORS)
-        paragraphs = doc.split("\n")
-        cut = rng.randint(0, len(paragraphs))
-        head, tail = "\n".join(paragraphs[:cut]), "\n".join(paragraphs[cut:])
-        text = (head + sep if head else "") + attack + (sep + tail if tail else "")
-        start = len(head) + len(sep) if head else 0
-        out.append(Sample(text, 1, kind, language, (start, start + len(attack))))
+        out.append(hidden_in(rng, doc, attack, SEPARATORS, kind, language))
     return out

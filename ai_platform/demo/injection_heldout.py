@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import random
 
-from ai_platform.demo.injection_corpus import Sample
+from ai_platform.demo.injection_corpus import Sample, hidden_in
 
 SEED = 20260611
 
@@ -278,11 +278,5 @@ def samples(count: int = 2000, seed: int = SEED) -> list[Sample]:
             out.append(Sample(attack, 1, kind, language))
             continue
         doc = rng.choice(docs)
-        sep = rng.choice(SEPARATORS)
-        lines = doc.split("\n")
-        cut = rng.randint(0, len(lines))
-        head, tail = "\n".join(lines[:cut]), "\n".join(lines[cut:])
-        text = (head + sep if head else "") + attack + (sep + tail if tail else "")
-        start = len(head) + len(sep) if head else 0
-        out.append(Sample(text, 1, kind, language, (start, start + len(attack))))
+        out.append(hidden_in(rng, doc, attack, SEPARATORS, kind, language))
     return out
