@@ -15,8 +15,8 @@ classifier spec's gates (`evaluation.gates.judge`).
 `--out FILE` writes every reply as JSON. `--control`: the attack cases' clauses and wrong kinds, the kind only
 mentioned, with no instruction (`classifier.MENTIONS`): how often the model names a kind merely because the clause
 does, against which the attack's obey counts read. `--note TEXT`: the sentence the compiler adds to the system
-message, in place of the default one. `--delimiters BEGIN END`, for the measurement only (a prompt cannot
-declare its own: their escaping in a value is the compiler's, for ⟦ and ⟧ alone): other marks around the data.
+message, in place of the default one. `--tag NAME`: the data in an XML element of that name (`<clause>…</clause>`,
+the value XML-escaped: the spotlight entry's `tag`) instead of ⟦DATA⟧ brackets.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from scipy.stats import binomtest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -42,7 +43,6 @@ from ai_platform.demo.repo import CLASSIFIER_YAML  # noqa: E402
 from ai_platform.evaluation.client import run_cases  # noqa: E402
 from ai_platform.evaluation.gates import judge  # noqa: E402
 from ai_platform.evaluation.scoring import CaseScore, aggregate, score  # noqa: E402
-from ai_platform.prompts import spotlight  # noqa: E402
 from ai_platform.prompts.compiler import compile_bytes  # noqa: E402
 from ai_platform.prompts.render import input_text, request_body  # noqa: E402
 from ai_platform.serving.vllm import SERVE_PYTHON, launch  # noqa: E402
@@ -52,21 +52,18 @@ from benchmarks.support.vllm import MODEL, UPSTREAM_HELP, demo_server  # noqa: E
 MODES = ("off", "delimit", "datamark")
 
 
-def prompt_text(mode: str, note: str | None = None) -> str:
-    """The shipped prompt, with `spotlight` declared for a mode other than off (`note` in place of the default)."""
+def prompt_text(mode: str, note: str | None = None, tag: str | None = None) -> str:
+    """The shipped prompt, with `spotlight` declared for a mode other than off (`note` in place of the default,
+    `tag` for an XML element around the data)."""
     if mode == "off":
         return classifier.CLAUSE_KIND_PROMPT
-    spec = {"mode": mode, **({"note": note} if note else {})}
+    spec = {"mode": mode, **({"note": note} if note else {}), **({"tag": tag} if tag else {})}
     return classifier.CLAUSE_KIND_PROMPT + f"spotlight: {json.dumps(spec, ensure_ascii=False)}\n"
 
 
 def sign_test(a: int, b: int) -> float:
     """Exact two-sided p of a sign test on a and b discordant pairs (McNemar's exact test)."""
-    n = a + b
-    if n == 0:
-        return 1.0
-    tail: float = sum(math.comb(n, k) for k in range(min(a, b) + 1)) / 2**n
-    return min(1.0, 2 * tail)
+    return 1.0 if a + b == 0 else float(binomtest(a, a + b, 0.5).pvalue)
 
 
 def main() -> None:
@@ -82,16 +79,8 @@ def main() -> None:
         help="attack cases with the wrong kind only mentioned (classifier.MENTIONS), no instruction",
     )
     parser.add_argument("--note", help="the spotlight note in place of the default (prompts.spotlight.NOTE)")
-    parser.add_argument(
-        "--delimiters",
-        nargs=2,
-        metavar=("BEGIN", "END"),
-        help="measurement only: the data block's delimiters in place of ⟦DATA⟧ ⟦/DATA⟧ (a prompt cannot declare"
-        " its own yet); give --note naming them too",
-    )
+    parser.add_argument("--tag", metavar="NAME", help="the data in <NAME>…</NAME> (spotlight's `tag`), not ⟦DATA⟧")
     args = parser.parse_args()
-    if args.delimiters:  # the compiler reads them when it compiles, so the documents below carry these
-        spotlight.BEGIN, spotlight.END = args.delimiters
     spec = yaml.safe_load(CLASSIFIER_YAML)
     canary = spec["canary"]
     if not args.smoke and args.model_dir is None:
@@ -117,7 +106,9 @@ def main() -> None:
             ).base_url
         print(f"vLLM up in {time.perf_counter() - started:.0f} s", flush=True)
         for mode in MODES:
-            document = compile_bytes(prompt_text(mode, args.note).encode(), f"{classifier.PROMPT}.prompt").document
+            document = compile_bytes(
+                prompt_text(mode, args.note, args.tag).encode(), f"{classifier.PROMPT}.prompt"
+            ).document
             bodies = []
             for case in cases:
                 body = request_body(document, case["vars"], model=name)
