@@ -151,10 +151,12 @@ def learn_from_feedback_job():
 
 
 def ship_the_prompt_commit(instance) -> int:
-    """The second release: a prompt-only commit, planned by the git sensor as the daemon would, then run."""
+    """The second releases: prompt-only commits (the reviewer's prompt, then the classifier's spotlighting), planned
+    by the git sensor as the daemon would, then run in commit order."""
     import dagster as dg
 
-    from ai_platform.demo.repo import improve_prompt
+    from ai_platform.changes import COMMIT_TAG
+    from ai_platform.demo.repo import improve_prompt, spotlight_clauses
     from assets.resources import PlatformRepoResource
     from sensors.platform_repo import platform_repo_sensor
 
@@ -164,15 +166,16 @@ def ship_the_prompt_commit(instance) -> int:
         return platform_repo_sensor(dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources))
 
     first = tick(None)  # takes the head this instance just shipped as current
-    sha = improve_prompt(REPO)
-    if sha is None or not isinstance(first, dg.SensorResult):
-        return 0  # an earlier `make demo` committed it: the first ship above already carried it
+    made = [sha for sha in (improve_prompt(REPO), spotlight_clauses(REPO)) if sha is not None]
+    if not made or not isinstance(first, dg.SensorResult):
+        return 0  # an earlier `make demo` committed them: the first ship above already carried them
     planned = tick(first.cursor)
     unexpected = 0
     for request in planned.run_requests or [] if isinstance(planned, dg.SensorResult) else []:
         stages = ", ".join(k.to_user_string() for k in request.asset_selection or [])
         title = (
-            f"ship_model [{request.partition_key}] prompt-only commit {sha[:12]}, planned by the git sensor: {stages}"
+            f"ship_model [{request.partition_key}] prompt-only commit {request.tags[COMMIT_TAG][:12]}, planned by the"
+            f" git sensor: {stages}"
         )
         tags = {**request.tags, "dagster/partition": str(request.partition_key)}
         unexpected += run(ship_model_job, instance, tags, title, selection=request.asset_selection)
@@ -324,8 +327,9 @@ def main() -> int:
     unexpected = 0
     unexpected += ship_all(models)
     # Reviewers at work: real traffic through the gateway, labeled against the corpus's truth. The classifier's
-    # start at once, beside the reviewer's prompt-only commit, which does not touch the classifier; each model's
-    # replies come from its own vLLM worker, one core each.
+    # start at once, beside the prompt-only commits; the classifier's own (spotlighting) goes live among them if
+    # its canary passes, and each generation records the prompt version that answered it. Each model's replies
+    # come from its own vLLM worker, one core each.
     from concurrent.futures import ThreadPoolExecutor
 
     from ai_platform.demo.reviewers import review, review_clauses

@@ -186,3 +186,25 @@ def test_the_paraphrase_split_shares_no_clause_with_training_the_eval_set_or_the
     assert set(corpus.PARAPHRASES) == {kind.name for kind in corpus.CLAUSES}
     for wording in wordings:  # as the corpus shows a wording: its values left empty
         assert wording.format(amount="", days="", pct="", years="", city="") not in retrieval, wording
+
+
+def test_the_classifiers_second_release_turns_spotlighting_on_once(tmp_path: Path) -> None:
+    from ai_platform.demo import classifier
+    from ai_platform.demo.repo import COMMIT_ENV, spotlight_clauses
+    from ai_platform.platform_repo import git
+    from ai_platform.prompts.compiler import compile_bytes
+
+    assert spotlight_clauses(tmp_path) is None  # a repo of the demo model alone: no classifier to spotlight
+    prompt = tmp_path / f"prompts/{classifier.PROMPT}.prompt"
+    prompt.parent.mkdir()
+    prompt.write_text(classifier.CLAUSE_KIND_PROMPT, encoding="utf-8")
+    git(tmp_path, "init", "--quiet", "--initial-branch=main")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "--quiet", "--no-gpg-sign", "-m", "first", env=COMMIT_ENV)
+    sha = spotlight_clauses(tmp_path)
+    assert sha is not None and spotlight_clauses(tmp_path) is None  # once
+    changed = git(tmp_path, "diff", "--name-only", "HEAD~1", "HEAD").split()
+    assert changed == [f"prompts/{classifier.PROMPT}.prompt".encode()]
+    document = compile_bytes(prompt.read_bytes(), prompt.name).document
+    assert document["spotlight"]["mode"] == "delimit"
+    assert (document["spotlight"]["begin"], document["spotlight"]["end"]) == ("<clause>", "</clause>")

@@ -305,6 +305,33 @@ def improve_prompt(directory: Path) -> str | None:
     return resolve(directory).sha
 
 
+# The clause classifier's second release: its clause rendered as data (`prompts.spotlight`), in an XML element
+# because this small model loses its task with the ⟦DATA⟧ brackets (docs/prompt-language.md's figures). The canary
+# then shows, champion (off) against challenger, what spotlighting does to its obedience on the attack cases.
+SPOTLIGHT_CLAUSE = 'spotlight: {"mode": "delimit", "tag": "clause"}\n'
+SPOTLIGHT_ENV = {
+    **COMMIT_ENV,
+    "GIT_AUTHOR_DATE": "2026-01-12T09:05:00+00:00",
+    "GIT_COMMITTER_DATE": "2026-01-12T09:05:00+00:00",
+}
+
+
+def spotlight_clauses(directory: Path) -> str | None:
+    """The clause classifier's prompt-only commit turning spotlighting on; None when the repo has no classifier or
+    has it already."""
+    path = Path(directory) / f"prompts/{classifier.PROMPT}.prompt"
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    if "spotlight" in text:
+        return None
+    path.write_text(text + SPOTLIGHT_CLAUSE, encoding="utf-8")
+    git(directory, "add", f"prompts/{classifier.PROMPT}.prompt")
+    message = f"{classifier.PROMPT}: the clause rendered as data (spotlight delimit, in a <clause> element)"
+    git(directory, "commit", "--quiet", "--no-gpg-sign", "-m", message, env=SPOTLIGHT_ENV)
+    return resolve(directory).sha
+
+
 def published_files(seed: int, log: Callable[[str], None] | None) -> tuple[Path, dict[str, bytes]]:
     """The clause classifier's model folder (the converted published model) and its files for the repo."""
     model_dir = build_published(log=log)
