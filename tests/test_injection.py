@@ -101,10 +101,15 @@ SAY_BETWEEN_PEOPLE = [
 ]
 
 
+def inside_a_document(attack: str) -> str:
+    """`attack` between two copies of a contract in its own language, after a blank line."""
+    doc = DOC_ZH if any("\u4e00" <= c <= "\u9fff" for c in attack) else DOC_EN
+    return f"{doc}\n\n{attack}\n{doc}"
+
+
 @pytest.mark.parametrize("attack", PIVOT_HIJACKS)
 def test_a_pivot_then_an_order_to_say_a_quoted_string_is_refused_inside_a_document(attack: str) -> None:
-    doc = DOC_ZH if any("\u4e00" <= c <= "\u9fff" for c in attack) else DOC_EN
-    text = f"{doc}\n\n{attack}\n{doc}"
+    text = inside_a_document(attack)
     assert injection_score(text) >= 0.8, injection_signals(text)
 
 
@@ -117,8 +122,7 @@ LEAK_BY_RECEIPT = [
 
 @pytest.mark.parametrize("attack", LEAK_BY_RECEIPT)
 def test_asking_for_the_text_the_assistant_received_is_refused_inside_a_document(attack: str) -> None:
-    doc = DOC_ZH if any("\u4e00" <= c <= "\u9fff" for c in attack) else DOC_EN
-    text = f"{doc}\n\n{attack}\n{doc}"
+    text = inside_a_document(attack)
     assert injection_score(text) >= 0.8, injection_signals(text)
 
 
