@@ -8,6 +8,10 @@ Splits (data/injection/README.md):
   family_d   a fourth generator (`injection_family_d`: hijack and leak in documents, jailbreaks, benign contracts,
              prose, imperatives and requests to an assistant; its own slots, carriers, separators, seed), written
              and measured before any tuning it could inform; only its aggregate rates are read
+  family_e   a fifth generator (`injection_family_e`: hijack and leak in new kinds of documents, short and long,
+             extraction by repeat/translate/reformat, "begin with", role play and fake completion; jailbreaks; benign
+             news, recipes, agendas, letters, notices with imperatives to people, requests to an assistant), written
+             and measured before the tuning of 2026-12-08; only its aggregate rates are read
   contracts  the demo's contracts (`ai_platform.demo.corpus`), all benign: every one must stay under the threshold
   docs       the paragraphs of this repo's docs/ and README: real technical prose about prompts and guards, benign
   licenses   the paragraphs of the licence texts every Debian system ships (/usr/share/common-licenses: GPL,
@@ -17,7 +21,7 @@ Splits (data/injection/README.md):
 For each split: the share of attacks caught (score >= THRESHOLD) by class and language, and the share of benign
 passages flagged, ours beside `rules` (injection_score as of BASELINE_COMMIT, the rules alone, read with
 `git show`). Then the time per 4 KB input (p50, p99 over a few hundred documents padded to 4,096 characters,
-attacks and benign), ours vs rules and the ratio. Targets (issue 32), on heldout, fresh and family_d, both
+attacks and benign), ours vs rules and the ratio. Targets (issue 32), on heldout, fresh, family_d and family_e, both
 languages: >= 95% of hijack and leak instructions in documents, >= 70% of jailbreaks, <= 0.5% of benign flagged,
 p99 < 5 ms.
 """
@@ -36,7 +40,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from ai_platform.demo import corpus as demo  # noqa: E402
-from ai_platform.demo import injection_corpus, injection_family_d, injection_fresh, injection_heldout  # noqa: E402
+from ai_platform.demo import (  # noqa: E402
+    injection_corpus,
+    injection_family_d,
+    injection_family_e,
+    injection_fresh,
+    injection_heldout,
+)
 from ai_platform.demo.injection_corpus import Sample  # noqa: E402
 from ai_platform.detectors.injection import injection_score  # noqa: E402
 from benchmarks.support import SMOKE_HELP, module_at  # noqa: E402
@@ -116,7 +126,18 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     parser.add_argument(
         "--split",
-        choices=("train", "heldout", "fresh", "family_d", "contracts", "docs", "licenses", "dialogue", "all"),
+        choices=(
+            "train",
+            "heldout",
+            "fresh",
+            "family_d",
+            "family_e",
+            "contracts",
+            "docs",
+            "licenses",
+            "dialogue",
+            "all",
+        ),
         default="all",
     )
     args = parser.parse_args()
@@ -136,6 +157,9 @@ def main() -> None:
     if args.split in ("family_d", "all"):
         family_d = injection_family_d.samples(120 if small else 2000)
         print_table(f"family D (injection_family_d, seed {injection_family_d.SEED})", rates(family_d, scorers))
+    if args.split in ("family_e", "all"):
+        family_e = injection_family_e.samples(120 if small else 2000)
+        print_table(f"family E (injection_family_e, seed {injection_family_e.SEED})", rates(family_e, scorers))
     if args.split in ("contracts", "all"):
         contracts = demo.examples(0, 50 if small else 2000, "bench")
         worst = max(injection_score(c.text) for c in contracts)
