@@ -18,6 +18,11 @@ Splits (data/injection/README.md):
              Apache, MPL...): legal prose that addresses its reader as "you", benign, never trained on
   dialogue   every turn of the held-out third of chatterbot-corpus's topics (published chit-chat and questions,
              `injection_corpus.dialogue_lines` part 2), English and Chinese, benign: what a gateway's users send
+  readmes    the paragraphs of the long descriptions (READMEs) of the installed Python distributions of
+             `injection_published` part 2 (whole packages never trained or calibrated on), benign: Markdown, HTML,
+             install commands and the imperatives of technical documentation
+  messages   runs of Debian's program messages (git, apt, coreutils... gettext catalogs of part 2, never trained on),
+             in the original English and the published Chinese translation, benign
 For each split: the share of attacks caught (score >= THRESHOLD) by class and language, and the share of benign
 passages flagged, ours beside `rules` (injection_score as of BASELINE_COMMIT, the rules alone, read with
 `git show`). Then the time per 4 KB input (p50, p99 over a few hundred documents padded to 4,096 characters,
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import random
 import statistics
 import sys
 import time
@@ -46,6 +52,7 @@ from ai_platform.demo import (  # noqa: E402
     injection_family_e,
     injection_fresh,
     injection_heldout,
+    injection_published,
 )
 from ai_platform.demo.injection_corpus import Sample  # noqa: E402
 from ai_platform.detectors.injection import injection_score  # noqa: E402
@@ -53,6 +60,7 @@ from benchmarks.support import SMOKE_HELP, module_at  # noqa: E402
 
 BASELINE_COMMIT = "0d9ea90"  # the last injection.py before the learned model: the rules alone
 THRESHOLD = 0.8  # guards.injection.threshold's default: at or over it, the gateway refuses the input
+HELD_OUT_PART = 2  # injection_published's third that is neither trained nor calibrated on
 EVAL_SEED = 3  # the training family at a seed that is neither TRAIN_SEED nor CALIBRATION_SEED
 
 
@@ -73,6 +81,11 @@ def license_paragraphs() -> list[str]:
             text = path.read_text(encoding="utf-8", errors="replace")
             out += [p for p in text.split("\n\n") if len(p.strip()) > 40]
     return out
+
+
+def count_flagged(texts: list[str], scorers: dict[str, Callable[[str], float]]) -> dict[str, int]:
+    """scorer -> how many of `texts` (all benign) it scores at or over THRESHOLD."""
+    return {name: sum(score(t) >= THRESHOLD for t in texts) for name, score in scorers.items()}
 
 
 def rates(samples: list[Sample], scorers: dict[str, Callable[[str], float]]) -> dict[tuple[str, str], dict[str, float]]:
@@ -136,6 +149,8 @@ def main() -> None:
             "docs",
             "licenses",
             "dialogue",
+            "readmes",
+            "messages",
             "all",
         ),
         default="all",
@@ -168,17 +183,17 @@ def main() -> None:
         print(f"\ndemo contracts: {flagged} of {len(contracts)} flagged (rules: {old}); highest score {worst:.3f}")
     if args.split in ("docs", "all"):
         docs = docs_paragraphs()[: 40 if small else None]
-        ours = sum(injection_score(p) >= THRESHOLD for p in docs)
-        old = sum(scorers["rules"](p) >= THRESHOLD for p in docs)
-        print(f"repo docs paragraphs (benign, never trained on): {ours} of {len(docs)} flagged (rules: {old})")
+        n = count_flagged(docs, scorers)
+        print(
+            f"repo docs paragraphs (benign, never trained on): {n['ours']} of {len(docs)} flagged (rules: {n['rules']})"
+        )
     if args.split in ("licenses", "all"):
         licenses = license_paragraphs()[: 40 if small else None]
         if licenses:
-            ours = sum(injection_score(p) >= THRESHOLD for p in licenses)
-            old = sum(scorers["rules"](p) >= THRESHOLD for p in licenses)
+            n = count_flagged(licenses, scorers)
             print(
-                f"licence paragraphs (/usr/share/common-licenses, benign, never trained on): {ours} of"
-                f" {len(licenses)} flagged ({ours / len(licenses):.1%}; rules: {old})"
+                f"licence paragraphs (/usr/share/common-licenses, benign, never trained on): {n['ours']} of"
+                f" {len(licenses)} flagged ({n['ours'] / len(licenses):.1%}; rules: {n['rules']})"
             )
         else:
             print("licence paragraphs: none here (/usr/share/common-licenses is Debian's base-files)")
@@ -186,9 +201,29 @@ def main() -> None:
         print("\nheld-out dialogue turns (chatterbot-corpus topics never trained or calibrated on), flagged:")
         for language in ("en", "zh"):
             turns = [t for talk in injection_corpus.dialogue_lines(language, 2) for t in talk][: 60 if small else None]
-            ours = sum(injection_score(t) >= THRESHOLD for t in turns)
-            old = sum(scorers["rules"](t) >= THRESHOLD for t in turns)
-            print(f"  {language}: ours {ours} of {len(turns)} ({ours / len(turns):.1%}); rules {old}")
+            n = count_flagged(turns, scorers)
+            print(f"  {language}: ours {n['ours']} of {len(turns)} ({n['ours'] / len(turns):.1%}); rules {n['rules']}")
+    if args.split in ("readmes", "all"):
+        readmes = injection_published.readme_paragraphs(HELD_OUT_PART)[: 60 if small else None]
+        n = count_flagged(readmes, scorers)
+        print(
+            f"\npackage README paragraphs (installed distributions of part {HELD_OUT_PART}, never trained or calibrated"
+            f" on): {n['ours']} of {len(readmes)} flagged ({n['ours'] / max(1, len(readmes)):.1%}); rules {n['rules']}"
+        )
+    if args.split in ("messages", "all"):
+        print(f"Debian's program messages (zh_CN catalogs of part {HELD_OUT_PART}, never trained on), flagged:")
+        for language in ("en", "zh"):
+            passages = injection_published.catalog_passages(
+                random.Random(EVAL_SEED), HELD_OUT_PART, language, 60 if small else 1000
+            )
+            if not passages:
+                print(f"  {language}: none here ({injection_published.CATALOGS} is absent)")
+                continue
+            n = count_flagged(passages, scorers)
+            print(
+                f"  {language}: ours {n['ours']} of {len(passages)} ({n['ours'] / len(passages):.1%});"
+                f" rules {n['rules']}"
+            )
     texts = four_kb(heldout[: 40 if small else 400])
     for text in texts[:5]:
         injection_score(text)  # the model file is loaded once per process: not part of a request

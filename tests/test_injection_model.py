@@ -265,6 +265,20 @@ def test_window_sums_equal_the_features_training_counts() -> None:
         assert logit == pytest.approx(direct, abs=1e-4)
 
 
+# Full stops that end no sentence (feature version 5): version 4 cut at every ".", so "to: legal@example." was a
+# segment of its own and a version number or a decimal split one sentence into fragments.
+NOT_SENTENCE_ENDS = ["legal@example.com", "v2.4.1", "3.5 percent", "www.example.org/terms", "e.g.the"]
+
+
+@pytest.mark.parametrize("inside", NOT_SENTENCE_ENDS)
+def test_a_full_stop_inside_a_word_does_not_end_a_segment(inside: str) -> None:
+    norm = injection_model.prepare(f"Send the signed copy to {inside} before Friday. The Buyer pays on receipt.")
+    starts = {start for start, _ in injection_model.windows(norm)}
+    first, second = norm.index(inside), norm.index(" the buyer")
+    assert not any(first < start < first + len(inside) for start in starts), (inside, starts)
+    assert second in starts  # the real sentence end still cuts
+
+
 @pytest.mark.slow
 def test_training_reproduces_the_shipped_model(tmp_path: Path) -> None:
     """`python -m ai_platform.demo.injection_train` regenerates the shipped model: a change to the corpus or the

@@ -2,7 +2,9 @@
 
     python -m ai_platform.demo.injection_train [--out PATH]
 
-Corpus: `injection_corpus.samples` with TRAIN_SEED (fit) and CALIBRATION_SEED (Platt scaling), cut
+Corpus: `injection_corpus.samples` with TRAIN_SEED (fit) and CALIBRATION_SEED (Platt scaling), with published
+benign text beside it (`injection_published`: package READMEs and Debian's English and Chinese program messages,
+part 0 for the fit, part 1 for calibration, one passage per PUBLISHED_SHARE generated samples), cut
 into the scorer's own windows (`injection_model.windows`): a window of an attack sample is positive
 when it holds most of the injected span (all windows of a standalone attack), a window that misses
 the span is benign, one that cuts it is left out. The held-out splits (`injection_heldout`,
@@ -12,6 +14,7 @@ the span is benign, one that cuts it is left out. The held-out splits (`injectio
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ai_platform.demo import injection_corpus
+from ai_platform.demo import injection_corpus, injection_published
 from ai_platform.demo.injection_corpus import Sample
 from ai_platform.detectors import injection_model
 
@@ -27,6 +30,24 @@ TRAIN_SEED, TRAIN_COUNT = 1, 32000
 CALIBRATION_SEED, CALIBRATION_COUNT = 2, 4000
 STOP_DF = 0.02
 C = 1.0  # inverse L2 strength, chosen by cross-validation on the training split only
+# One published passage per PUBLISHED_SHARE generated samples: README paragraphs and Chinese program messages
+# (English messages half as many). Without them the model flagged 4.5% of Debian's Chinese messages and 1% of the
+# README paragraphs it never saw (part 2): markup, install commands and UI text were absent from the corpus.
+PUBLISHED_SHARE = 8
+
+
+def corpus(seed: int, count: int, part: int) -> list[Sample]:
+    """The generated samples of `seed` and, beside them, published benign text of `part` (0 fit, 1 calibration)."""
+    out = injection_corpus.samples(seed, count, prose_half=part)
+    rng = random.Random(seed)
+    readmes = injection_published.readme_paragraphs(part)
+    out += [Sample(p, 0, "readme", "en") for p in rng.sample(readmes, min(len(readmes), count // PUBLISHED_SHARE))]
+    for language, share in (("zh", PUBLISHED_SHARE), ("en", 2 * PUBLISHED_SHARE)):
+        out += [
+            Sample(p, 0, "messages", language)
+            for p in injection_published.catalog_passages(rng, part, language, count // share)
+        ]
+    return out
 
 
 def window_rows(samples: list[Sample]) -> tuple[list[npt.NDArray[np.int64]], npt.NDArray[np.int64]]:
@@ -73,19 +94,24 @@ def matrix(rows: list[npt.NDArray[np.int64]]) -> Any:
 
 def corpus_sources() -> dict[str, str]:
     """What the corpus reads from outside this repo, by version: the interpreter (its reference topics,
-    docstrings and licence text) and the dialogue package. Another version is another corpus, so the same
-    code trains another model; the reproduction test says so instead of failing on a checksum."""
+    docstrings and licence text), the dialogue package and the published benign text (digests). Another version
+    is another corpus, so the same code trains another model; the reproduction test says so instead of failing
+    on a checksum."""
     import platform
     from importlib.metadata import version
 
-    return {"python": platform.python_version(), "chatterbot-corpus": version("chatterbot-corpus")}
+    return {
+        "python": platform.python_version(),
+        "chatterbot-corpus": version("chatterbot-corpus"),
+        **injection_published.sources(),
+    }
 
 
 def train(c: float = C, stop_df: float = STOP_DF) -> injection_model.Model:
     from scipy.sparse import diags
     from sklearn.linear_model import LogisticRegression
 
-    rows, y = window_rows(injection_corpus.samples(TRAIN_SEED, TRAIN_COUNT))
+    rows, y = window_rows(corpus(TRAIN_SEED, TRAIN_COUNT, part=0))
     x = matrix(rows)
     # Stop features: n-grams in more than STOP_DF of all windows ("the", "and", "e ", "的") say how a text is
     # written, not what it asks; left in, the generator's style becomes the model's evidence. They keep a
@@ -97,7 +123,7 @@ def train(c: float = C, stop_df: float = STOP_DF) -> injection_model.Model:
     weights = (fit.coef_[0] * keep).astype(np.float32)
     bias = float(fit.intercept_[0])
     model = injection_model.Model(weights, bias, 1.0, 0.0, {})
-    cal_rows, cal_y = window_rows(injection_corpus.samples(CALIBRATION_SEED, CALIBRATION_COUNT, prose_half=1))
+    cal_rows, cal_y = window_rows(corpus(CALIBRATION_SEED, CALIBRATION_COUNT, part=1))
     logits = np.array(
         [bias + float(weights[r].sum()) / np.sqrt(max(len(r), injection_model.MIN_FEATURES)) for r in cal_rows]
     )

@@ -50,7 +50,7 @@ import numpy.typing as npt
 from ai_platform.errors import DetectorModelError
 
 MODEL_PATH = Path(__file__).with_name("injection_model.npz")
-FEATURE_VERSION = 4  # bump when featurization or windowing changes: a model file of another version is refused
+FEATURE_VERSION = 5  # bump when featurization or windowing changes: a model file of another version is refused
 BITS = 18
 CHAR_NGRAMS = (2, 3, 4, 5)
 WINDOW = 200  # UTF-8 bytes per window (segments are joined up to this)
@@ -68,7 +68,11 @@ _CONFUSABLES = str.maketrans(
     "аеорсхіуѕјԁһԛԝаАВЕКМНОРСТХІЈЅαοντιρκΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
     "aeopcxiysjdhqwaabekmhopctxijsaovtipkabezhikmnoptyx",
 )
-_SEGMENT_END = re.compile(r"[\n.!?;。！？；]+")
+# A segment ends at a newline, at Chinese sentence punctuation, or at Latin sentence punctuation that no word
+# character follows (feature version 5). Version 4 cut at every "." too, inside "legal@example.com", "v2.4.1" and
+# "3.5 %", so an e-mail header line came apart into fragments ("to: legal@example.") that the scorer then judged as
+# sentences of their own.
+_SEGMENT_END = re.compile(r"[\n。！？；]+|[.!?;]+(?!\w)[\n.!?;。！？；]*")
 _WORD = re.compile(r"[a-z0-9']+")
 _PRIME = np.uint64(0x100000001B3)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
