@@ -12,6 +12,9 @@ Splits (data/injection/README.md):
              extraction by repeat/translate/reformat, "begin with", role play and fake completion; jailbreaks; benign
              news, recipes, agendas, letters, notices with imperatives to people, requests to an assistant), written
              and measured before the tuning of 2026-12-08; only its aggregate rates are read
+  authors    three more generators by three other authors (`injection_author_t1`: workplace and institutional
+             documents; `_t2`: informal and online registers, short attacks; `_t3`: long jailbreaks, instructions in
+             long documents), written as training material and never trained on (it did not help: README)
   contracts  the demo's contracts (`ai_platform.demo.corpus`), all benign: every one must stay under the threshold
   docs       the paragraphs of this repo's docs/ and README: real technical prose about prompts and guards, benign
   licenses   the paragraphs of the licence texts every Debian system ships (/usr/share/common-licenses: GPL,
@@ -47,6 +50,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from ai_platform.demo import corpus as demo  # noqa: E402
 from ai_platform.demo import (  # noqa: E402
+    injection_author_t1,
+    injection_author_t2,
+    injection_author_t3,
     injection_corpus,
     injection_family_d,
     injection_family_e,
@@ -145,6 +151,7 @@ def main() -> None:
             "fresh",
             "family_d",
             "family_e",
+            "authors",
             "contracts",
             "docs",
             "licenses",
@@ -175,6 +182,15 @@ def main() -> None:
     if args.split in ("family_e", "all"):
         family_e = injection_family_e.samples(120 if small else 2000)
         print_table(f"family E (injection_family_e, seed {injection_family_e.SEED})", rates(family_e, scorers))
+    if args.split in ("authors", "all"):
+        for author, about in (
+            (injection_author_t1, "workplace and institutional documents"),
+            (injection_author_t2, "informal and online registers"),
+            (injection_author_t3, "long-form jailbreaks and long documents"),
+        ):
+            samples = author.samples(120 if small else 2000)
+            name = author.__name__.rsplit(".", 1)[-1]
+            print_table(f"{name} ({about}, seed {author.SEED})", rates(samples, scorers))
     if args.split in ("contracts", "all"):
         contracts = demo.examples(0, 50 if small else 2000, "bench")
         worst = max(injection_score(c.text) for c in contracts)

@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Training material by another author (t1): workplace and institutional documents as carriers and as benign text.
 
 The detector's first corpus was written by few hands, so it learned their wording rather than the classes. This

@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Training material by another author ("t3"): long-form jailbreaks and instructions hidden in long documents.
 
 The detector's first generators were written by few hands, so the model partly learned their wording. This module
