@@ -1,4 +1,8 @@
-"""Training material by another author (t1): workplace and institutional documents as carriers and as benign text.
+"""Held-out split by another author (t1): workplace and institutional documents as carriers and as benign text.
+
+Written as training material; trained on, it moved the detector along its trade-off between recall and false
+positives rather than past it, so the shipped model never reads it and `benchmarks/injection_guard.py --split
+authors` measures it (data/injection/README.md).
 
 The detector's first corpus was written by few hands, so it learned their wording rather than the classes. This
 module is one more author's phrasing, composed from slots: procurement and HR policies, meeting minutes, issue

@@ -1,4 +1,8 @@
-"""Training material by another author (t2): injections and ordinary text in informal and online registers.
+"""Held-out split by another author (t2): injections and ordinary text in informal and online registers.
+
+Written as training material; trained on, it moved the detector along its trade-off between recall and false
+positives rather than past it, so the shipped model never reads it and `benchmarks/injection_guard.py --split
+authors` measures it (data/injection/README.md).
 
 The first generators were written in one careful, formal voice, so the detector learned that voice as much as the
 classes. This module says the same classes the way people type online: chat and group messages, forum and social

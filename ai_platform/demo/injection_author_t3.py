@@ -1,4 +1,8 @@
-"""Training material by another author ("t3"): long-form jailbreaks and instructions hidden in long documents.
+"""Held-out split by another author (t3): long-form jailbreaks and instructions hidden in long documents.
+
+Written as training material; trained on, it moved the detector along its trade-off between recall and false
+positives rather than past it, so the shipped model never reads it and `benchmarks/injection_guard.py --split
+authors` measures it (data/injection/README.md).
 
 The detector's first generators were written by few hands, so the model partly learned their wording. This module
 says the same classes in another author's words, composed from slots so thousands of distinct samples come out:
