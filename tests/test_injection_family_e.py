@@ -5,22 +5,15 @@ No sample is printed or compared by text here: the split is only ever read throu
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 
+from split_digest import digest
+
 from ai_platform.demo import injection_family_e
-from ai_platform.demo.injection_corpus import Sample
 
 # sha256 of the 2,000 samples at SEED, as measured for the baseline in data/injection/README.md: a change to the
 # generator changes the split, and its figures are then no longer comparable with that baseline.
 BASELINE_DIGEST = "92d2bf9593e9de2a6fc6cf3d62beefece7c95e77e593294ccbbd6a496784ac02"
-
-
-def digest(samples: list[Sample]) -> str:
-    h = hashlib.sha256()
-    for s in samples:
-        h.update(repr((s.text, s.label, s.kind, s.language, s.span)).encode())
-    return h.hexdigest()
 
 
 def test_family_e_has_the_documented_layout() -> None:
