@@ -90,7 +90,7 @@ test: test-setup lint
 	status=0; logs=$$(mktemp -d); trap 'kill 0' INT TERM; \
 	( ( .venv/bin/mypy && .venv/bin/dagster definitions validate -w workspace.yaml ) >$$logs/static 2>&1; \
 	  echo $$? >$$logs/static.rc; \
-	  .venv/bin/pytest -n 1 -m "not vllm and not slow" --color=no >$$logs/fast 2>&1; echo $$? >$$logs/fast.rc; \
+	  .venv/bin/pytest -n 1 -m "not vllm and not slow" --durations=15 --color=no >$$logs/fast 2>&1; echo $$? >$$logs/fast.rc; \
 	  nice -n 10 .venv/bin/pytest -m "quantize and not vllm and not published" --color=no >$$logs/quantize 2>&1; \
 	  echo $$? >$$logs/quantize.rc ) & beside=$$!; \
 	echo "the type check, the definitions' validation, the independent tests and the quantize workload's tests run" \

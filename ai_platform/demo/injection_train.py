@@ -81,13 +81,12 @@ def window_rows(samples: list[Sample]) -> tuple[list[npt.NDArray[np.int64]], npt
 def matrix(rows: list[npt.NDArray[np.int64]]) -> Any:
     from scipy.sparse import csr_matrix
 
-    indptr = np.cumsum([0] + [len(r) for r in rows])
+    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
     indices = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-    data = (
-        np.concatenate([np.full(len(r), 1.0 / np.sqrt(max(len(r), injection_model.MIN_FEATURES))) for r in rows])
-        if rows
-        else np.zeros(0)
-    )
+    # each row's features weigh 1 / sqrt(max(its length, MIN_FEATURES)), as at scoring: one repeat, not a list of
+    # 350,000 small arrays (the matrix took 14 s of the training's 45)
+    data = np.repeat(1.0 / np.sqrt(np.maximum(lengths, injection_model.MIN_FEATURES)), lengths)
     m = csr_matrix((data, indices, indptr), shape=(len(rows), 1 << injection_model.BITS))
     m.sum_duplicates()
     return m
