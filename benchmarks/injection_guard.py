@@ -24,8 +24,9 @@ Splits (data/injection/README.md):
   readmes    the paragraphs of the long descriptions (READMEs) of the installed Python distributions of
              `injection_published` part 2 (whole packages never trained or calibrated on), benign: Markdown, HTML,
              install commands and the imperatives of technical documentation
-  messages   runs of Debian's program messages (git, apt, coreutils... gettext catalogs of part 2, never trained on),
-             in the original English and the published Chinese translation, benign
+  messages   runs of Debian's program messages (coreutils, bash, dpkg, make, PostgreSQL's tools... the gettext
+             catalogs of part 2, never trained on), in the original English and the published Chinese translation,
+             benign
 For each split: the share of attacks caught (score >= THRESHOLD) by class and language, and the share of benign
 passages flagged, ours beside `rules` (injection_score as of BASELINE_COMMIT, the rules alone, read with
 `git show`). Then the time per 4 KB input (p50, p99 over a few hundred documents padded to 4,096 characters,
@@ -221,11 +222,15 @@ def main() -> None:
             print(f"  {language}: ours {n['ours']} of {len(turns)} ({n['ours'] / len(turns):.1%}); rules {n['rules']}")
     if args.split in ("readmes", "all"):
         readmes = injection_published.readme_paragraphs(HELD_OUT_PART)[: 60 if small else None]
-        n = count_flagged(readmes, scorers)
-        print(
-            f"\npackage README paragraphs (installed distributions of part {HELD_OUT_PART}, never trained or calibrated"
-            f" on): {n['ours']} of {len(readmes)} flagged ({n['ours'] / max(1, len(readmes)):.1%}); rules {n['rules']}"
-        )
+        if not readmes:
+            print(f"\npackage README paragraphs: no installed distribution of part {HELD_OUT_PART} has a description")
+        else:
+            n = count_flagged(readmes, scorers)
+            print(
+                f"\npackage README paragraphs (installed distributions of part {HELD_OUT_PART}, never trained or"
+                f" calibrated on): {n['ours']} of {len(readmes)} flagged ({n['ours'] / len(readmes):.1%});"
+                f" rules {n['rules']}"
+            )
     if args.split in ("messages", "all"):
         print(f"Debian's program messages (zh_CN catalogs of part {HELD_OUT_PART}, never trained on), flagged:")
         for language in ("en", "zh"):
@@ -233,7 +238,7 @@ def main() -> None:
                 random.Random(EVAL_SEED), HELD_OUT_PART, language, 60 if small else 1000
             )
             if not passages:
-                print(f"  {language}: none here ({injection_published.CATALOGS} is absent)")
+                print(f"  {language}: no readable catalog of part {HELD_OUT_PART} in {injection_published.CATALOGS}")
                 continue
             n = count_flagged(passages, scorers)
             print(

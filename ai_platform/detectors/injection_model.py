@@ -5,7 +5,8 @@ in Chinese and English, offline, with no model download. A logistic regression o
 does: the features are computed here in numpy (a polynomial rolling hash of the character n-grams,
 CRC-32 of the Latin word unigrams and bigrams), the weights are one float32 array shipped with the
 package (`injection_model.npz`, written by `python -m ai_platform.demo.injection_train`, which
-trains it with scikit-learn on the generated corpus, `injection_corpus.py`, data/injection/README.md).
+trains it with scikit-learn on the generated corpus, `injection_corpus.py`, and published benign text,
+`injection_published.py`: data/injection/README.md).
 
 The model never reads the attacks' names (`TOPIC_WORDS`: "system prompt", "developer mode", "jailbreak",
 "DAN", 系统提示, 越狱...): `prepare` deletes them before the features, in training and in scoring (feature
@@ -19,14 +20,15 @@ is cut into overlapping chunks), plus every segment of at least ALONE bytes on i
 score is its best window's. An instruction hidden in a long benign document is then judged on its own, not
 diluted by the pages around it nor by the sentences after it (version 1 had no single-segment windows: a
 hijack followed by a paragraph of contract was read together with it, and held-out recall was 10-30 points
-lower). Segments under ALONE bytes ("Tell me a joke.") are only read with their neighbours: alone, short
-ordinary imperatives looked like attacks and flagged published dialogue. The features of
+lower). Segments under ALONE bytes ("Tell me a joke.") are read with the segments after them, not alone (alone,
+short ordinary imperatives looked like attacks and flagged published dialogue), unless nothing follows within
+the window: the last segment of a text is always a window of its own. The features of
 a window are the n-grams that start inside it (character n-grams that also end inside it), counted
 and divided by the square root of their number (at least MIN_FEATURES); every window's sum comes from
 prefix sums, so the cost is linear in the text, not in the number of windows.
 
-Calibration: the window's logit goes through Platt scaling fitted on a separate calibration split of
-the generated corpus (balanced: as many attack windows as benign ones), so a score of 0.8 means that
+Calibration: the window's logit goes through Platt scaling fitted on a separate calibration split (generated
+samples and published benign text; about one window in seven is an attack's), so a score of 0.8 means that
 among calibration windows scoring about 0.8, about 80% were injections. Real traffic has far fewer
 attacks than that split, so a score is a statement about how injection-like the text is, not the
 probability that a random request is an attack.
@@ -70,10 +72,11 @@ _CONFUSABLES = str.maketrans(
     "aeopcxiysjdhqwaabekmhopctxijsaovtipkabezhikmnoptyx",
 )
 _SEGMENT_END = re.compile(r"[\n.!?;。！？；]+")
-# ...except a single Latin ". ! ? ;" with an ASCII letter or digit right after it (feature version 5): that is
+# ...except a single Latin ". ! ? ;" with an ASCII letter, digit or "_" right after it (feature version 5): that is
 # "legal@example.com", "v2.4.1" or "3.5", not a sentence's end. Version 4 cut there too, so an e-mail header line
 # came apart into fragments ("to: legal@example.") that the scorer then judged as sentences of their own. Checked
-# after the match rather than with a lookahead in the pattern: 0.09 ms per 4 KB instead of 0.16. Chinese after the
+# after the match rather than with a lookahead in the pattern: the regex's own time 0.09 ms per 4 KB instead of
+# 0.16; `windows` as a whole takes 0.03 ms more than with version 4's cuts. Chinese after the
 # mark still cuts ("停止!请...": NFKC turns the full-width ！ into "!").
 _INSIDE_A_WORD = frozenset(string.ascii_letters + string.digits + "_")
 _WORD = re.compile(r"[a-z0-9']+")
