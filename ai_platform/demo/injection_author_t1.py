@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import random
 
-from ai_platform.demo.injection_corpus import Sample, hidden_in
+from ai_platform.demo.injection_corpus import Sample, authored, hidden_in
 
 SEED = 7101
 
@@ -2257,19 +2257,9 @@ def _wrapped(rng: random.Random, attack: str, en: bool) -> str:
 def samples(count: int = 4000, seed: int = SEED) -> list[Sample]:
     """Half benign, half attacks (hijack, leak, jailbreak in turn); languages alternate en, zh.
     Hijack and leak sit inside a workplace document (hidden_in records their span); jailbreaks stand alone."""
-    rng = random.Random(seed)
-    kinds = ("hijack", "leak", "jailbreak")
-    out: list[Sample] = []
-    for i in range(count):
-        language = ("en", "zh")[i % 2]
-        en = language == "en"
-        if i % 4 >= 2:
-            out.append(Sample(_benign(rng, en), 0, "benign", language))
-            continue
-        kind = kinds[(i // 4) % len(kinds)]
-        if kind == "jailbreak":
-            out.append(Sample(_jailbreak(rng, en), 1, kind, language))
-            continue
-        attack = _wrapped(rng, (_hijack if kind == "hijack" else _leak)(rng, en), en)
-        out.append(hidden_in(rng, _document(rng, en), attack, _separators(rng, en), kind, language))
-    return out
+    return authored(count, seed, _benign, _jailbreak, _hidden)
+
+
+def _hidden(rng: random.Random, en: bool, kind: str) -> Sample:
+    attack = _wrapped(rng, (_hijack if kind == "hijack" else _leak)(rng, en), en)
+    return hidden_in(rng, _document(rng, en), attack, _separators(rng, en), kind, "en" if en else "zh")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import random
 
-from ai_platform.demo.injection_corpus import Sample, hidden_in
+from ai_platform.demo.injection_corpus import Sample, authored, hidden_in
 
 SEED = 7202
 
@@ -2072,20 +2072,10 @@ def samples(count: int = 4000, seed: int = SEED) -> list[Sample]:
 
     Hijacks and leaks are hidden in an informal document (thread, review, ticket, code, commit log, wiki talk page,
     game chat) with `hidden_in`, which records their span; jailbreaks stand alone, as a user would paste them."""
-    rng = random.Random(seed)
-    kinds = ("hijack", "leak", "jailbreak")
-    out: list[Sample] = []
-    for i in range(count):
-        language = ("en", "zh")[i % 2]
-        en = language == "en"
-        if i % 4 >= 2:
-            out.append(Sample(_benign(rng, en), 0, "benign", language))
-            continue
-        kind = kinds[(i // 4) % len(kinds)]
-        if kind == "jailbreak":
-            out.append(Sample(_jailbreak(rng, en), 1, kind, language))
-            continue
-        attack = _hijack(rng, en) if kind == "hijack" else _leak(rng, en)
-        seps = EN_SEPARATORS if en else ZH_SEPARATORS
-        out.append(hidden_in(rng, _doc(rng, en), attack, seps, kind, language))
-    return out
+    return authored(count, seed, _benign, _jailbreak, _hidden)
+
+
+def _hidden(rng: random.Random, en: bool, kind: str) -> Sample:
+    attack = _hijack(rng, en) if kind == "hijack" else _leak(rng, en)
+    seps = EN_SEPARATORS if en else ZH_SEPARATORS
+    return hidden_in(rng, _doc(rng, en), attack, seps, kind, "en" if en else "zh")

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import random
 
-from ai_platform.demo.injection_corpus import Sample, hidden_in
+from ai_platform.demo.injection_corpus import Sample, authored, hidden_in
 
 SEED = 7303
 
@@ -2924,19 +2924,9 @@ def _benign(rng: random.Random, en: bool) -> str:
 def samples(count: int = 4000, seed: int = SEED) -> list[Sample]:
     """Half benign, half attacks (hijack, leak and jailbreak in turn; hijack and leak hidden in a long document,
     jailbreaks alone); English and Chinese alternate, so every kind has both languages evenly."""
-    rng = random.Random(seed)
-    kinds = ("hijack", "leak", "jailbreak")
-    out: list[Sample] = []
-    for i in range(count):
-        language = ("en", "zh")[i % 2]
-        en = language == "en"
-        if i % 4 >= 2:
-            out.append(Sample(_benign(rng, en), 0, "benign", language))
-            continue
-        kind = kinds[(i // 4) % len(kinds)]
-        if kind == "jailbreak":
-            out.append(Sample(_jailbreak(rng, en), 1, kind, language))
-            continue
-        attack = _hijack(rng, en) if kind == "hijack" else _leak(rng, en)
-        out.append(hidden_in(rng, _document(rng, en), attack, SEPARATORS, kind, language))
-    return out
+    return authored(count, seed, _benign, _jailbreak, _hidden)
+
+
+def _hidden(rng: random.Random, en: bool, kind: str) -> Sample:
+    attack = _hijack(rng, en) if kind == "hijack" else _leak(rng, en)
+    return hidden_in(rng, _document(rng, en), attack, SEPARATORS, kind, "en" if en else "zh")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ai_platform.demo import corpus as demo
@@ -972,6 +973,30 @@ def hidden_in(
     text = (head + sep if head else "") + attack + (sep + tail if tail else "")
     start = len(head) + len(sep) if head else 0
     return Sample(text, 1, kind, language, (start, start + len(attack)))
+
+
+def authored(
+    count: int,
+    seed: int,
+    benign: Callable[[random.Random, bool], str],
+    jailbreak: Callable[[random.Random, bool], str],
+    hidden: Callable[[random.Random, bool, str], Sample],
+) -> list[Sample]:
+    """The authors' splits' one layout: English and Chinese alternate; of every four samples two are benign, two
+    attacks, the attacks hijack, leak and jailbreak in turn; `hidden(rng, en, kind)` hides a hijack or leak in a
+    document (with `hidden_in`), a jailbreak stands alone."""
+    rng = random.Random(seed)
+    kinds = ("hijack", "leak", "jailbreak")
+    out: list[Sample] = []
+    for i in range(count):
+        language = ("en", "zh")[i % 2]
+        en = language == "en"
+        if i % 4 >= 2:
+            out.append(Sample(benign(rng, en), 0, "benign", language))
+            continue
+        kind = kinds[(i // 4) % len(kinds)]
+        out.append(Sample(jailbreak(rng, en), 1, kind, language) if kind == "jailbreak" else hidden(rng, en, kind))
+    return out
 
 
 def embed(rng: random.Random, attack: str, language: str) -> tuple[str, tuple[int, int]]:
